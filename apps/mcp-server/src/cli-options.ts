@@ -1,0 +1,115 @@
+/**
+ * The command line of `conch-mcp` (commander). Parsing only: `config.ts` merges the result with the
+ * config file and the defaults.
+ */
+
+import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS } from '@conch/core';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import type { CliSettings } from './config.js';
+import { LOG_LEVELS } from './logger.js';
+import { PROFILES } from './profiles.js';
+
+function intOption(min: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}.`);
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${value}.`);
+    return n;
+  };
+}
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function choice(name: string, valid: readonly string[]) {
+  return (value: string): string => {
+    if (!valid.includes(value)) {
+      throw new InvalidArgumentError(`unknown ${name} ${JSON.stringify(value)}; valid: ${valid.join(', ')}.`);
+    }
+    return value;
+  };
+}
+
+/** Builds the commander program (exported so `--help` can be tested and documented). */
+export function buildProgram(version: string): Command {
+  return new Command('conch-mcp')
+    .description(
+      'MCP server (stdio) that gives AI agents real, persistent terminal sessions. Logs go to stderr; stdout is the MCP protocol.',
+    )
+    .version(version, '-V, --version')
+    .option('--config <path>', 'load settings from a conch.config.json (never loaded implicitly)')
+    .option('--profile <name>', `tool surface: ${PROFILES.join(', ')}`, choice('profile', PROFILES))
+    .option('--shell <shell>', "shell of new local sessions (default: the user's login shell, else /bin/bash)")
+    .option('--cwd <dir>', "starting directory of new local sessions (default: the server's cwd)")
+    .option(
+      '--max-output-chars <n>',
+      `server cap on max_output_chars per call (default ${DEFAULT_LIMITS.maxOutputChars})`,
+      intOption(100),
+    )
+    .option(
+      '--default-output-chars <n>',
+      `max_output_chars when a call gives none (default ${DEFAULT_ENGINE_DEFAULTS.maxOutputChars})`,
+      intOption(100),
+    )
+    .option('--max-sessions <n>', `most open sessions (default ${DEFAULT_LIMITS.maxSessions})`, intOption(1))
+    .option('--max-commands <n>', `most running commands (default ${DEFAULT_LIMITS.maxLiveCommands})`, intOption(1))
+    .option(
+      '--ring-bytes <n>',
+      `in-memory output log per command, bytes (default ${DEFAULT_LIMITS.ringChars}); the full log goes to a spill file`,
+      intOption(1024),
+    )
+    .option('--spill-dir <dir>', 'directory for spill files (default: a new private 0700 directory under the temp dir)')
+    .option('--keep-spill', 'keep spill files at shutdown (default: remove them)')
+    .option('--allow <prefix>', 'allow commands starting with these words (repeatable)', collect)
+    .option('--deny <prefix>', 'deny commands starting with these words (repeatable; deny beats allow)', collect)
+    .option('--audit-log <path>', 'append one JSON line per command and decision to this file (secrets are never written)')
+    .option('--log-level <level>', `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`, choice('log level', LOG_LEVELS))
+    .helpOption('-h, --help', 'show this help')
+    .allowExcessArguments(false)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => process.stderr.write(s),
+      writeErr: (s) => process.stderr.write(s),
+    });
+}
+
+/** The outcome of parsing argv: settings to run with, or an exit (help, version, usage error). */
+export type ParsedArgs = { kind: 'run'; settings: CliSettings } | { kind: 'exit'; code: number };
+
+/** Parses `argv` (without node and script). Help and version print to stderr (stdout is the protocol). */
+export function parseCliArgs(argv: readonly string[], version: string): ParsedArgs {
+  const program = buildProgram(version);
+  try {
+    program.parse([...argv], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+      return { kind: 'exit', code: ok ? 0 : 2 };
+    }
+    throw error;
+  }
+  const o = program.opts<Record<string, unknown>>();
+  const settings: CliSettings = {};
+  const str = (key: string) => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
+  const num = (key: string) => (typeof o[key] === 'number' ? (o[key] as number) : undefined);
+  const assign = <K extends keyof CliSettings>(key: K, value: CliSettings[K] | undefined) => {
+    if (value !== undefined) settings[key] = value;
+  };
+  assign('config', str('config'));
+  assign('profile', str('profile'));
+  assign('shell', str('shell'));
+  assign('cwd', str('cwd'));
+  assign('maxOutputChars', num('maxOutputChars'));
+  assign('defaultOutputChars', num('defaultOutputChars'));
+  assign('maxSessions', num('maxSessions'));
+  assign('maxCommands', num('maxCommands'));
+  assign('ringBytes', num('ringBytes'));
+  assign('spillDir', str('spillDir'));
+  if (o.keepSpill === true) settings.keepSpill = true;
+  assign('logLevel', str('logLevel'));
+  if (Array.isArray(o.allow)) settings.allow = o.allow as string[];
+  if (Array.isArray(o.deny)) settings.deny = o.deny as string[];
+  assign('auditLog', str('auditLog'));
+  return { kind: 'run', settings };
+}

@@ -1,0 +1,228 @@
+/**
+ * The server's configuration: defaults, an optional zod-validated `conch.config.json` given with
+ * `--config PATH`, and command-line flags, merged in that order (flags win; `--allow`/`--deny` add to the
+ * file's lists).
+ *
+ * A `conch.config.json` in the working directory is NOT loaded implicitly: whoever can write to a
+ * directory the server happens to start in could otherwise change its policy. Pass `--config` explicitly.
+ */
+
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
+import * as z from 'zod';
+import { LOG_LEVELS, type LogLevel } from './logger.js';
+import { PROFILES, type Profile, isProfile, unknownProfileMessage } from './profiles.js';
+
+/** A configuration problem: the message is for a person and names the bad value and the valid ones. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Settings as given on the command line (all optional; see `cli-options.ts`). */
+export interface CliSettings {
+  config?: string;
+  profile?: string;
+  shell?: string;
+  cwd?: string;
+  maxOutputChars?: number;
+  defaultOutputChars?: number;
+  maxSessions?: number;
+  maxCommands?: number;
+  ringBytes?: number;
+  spillDir?: string;
+  keepSpill?: boolean;
+  logLevel?: string;
+  allow?: string[];
+  deny?: string[];
+  auditLog?: string;
+}
+
+/** The fully resolved configuration of one server. */
+export interface ResolvedConfig {
+  profile: Profile;
+  /** Shell of new local sessions; undefined = the user's login shell, else /bin/bash. */
+  shell: string | undefined;
+  /** Absolute starting directory of new local sessions; undefined = the server's cwd. */
+  cwd: string | undefined;
+  /** Server cap on `max_output_chars`. */
+  maxOutputChars: number;
+  /** `max_output_chars` when a call gives none. */
+  defaultOutputChars: number;
+  maxSessions: number;
+  /** Live (running) commands at once. */
+  maxCommands: number;
+  /** In-memory text log per command (the ring), in bytes (characters). */
+  ringBytes: number;
+  /** Directory for spill files; undefined = a new private directory under the OS temp dir. */
+  spillDir: string | undefined;
+  /** Keep spill files at shutdown. */
+  keepSpill: boolean;
+  logLevel: LogLevel;
+  /** Command policy rules (word prefixes); wired to `@conch/policy` by the lead. */
+  policy: { allow: string[]; deny: string[] };
+  /** JSON-lines audit log path, if any. */
+  auditLog: string | undefined;
+  /** The config file that was loaded, if any. */
+  configPath: string | undefined;
+}
+
+const positiveInt = (what: string) =>
+  z
+    .number({ error: `${what} must be a number` })
+    .int(`${what} must be a whole number`)
+    .min(1, `${what} must be at least 1`);
+
+/** The schema of `conch.config.json`. Unknown keys are an error. */
+export const ConfigFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  profile: z.enum(PROFILES).optional(),
+  shell: z.string().min(1).optional(),
+  cwd: z.string().min(1).optional(),
+  max_output_chars: positiveInt('max_output_chars').min(100).optional(),
+  default_output_chars: positiveInt('default_output_chars').min(100).optional(),
+  max_sessions: positiveInt('max_sessions').optional(),
+  max_commands: positiveInt('max_commands').optional(),
+  ring_bytes: positiveInt('ring_bytes').min(1024).optional(),
+  spill_dir: z.string().min(1).optional(),
+  keep_spill: z.boolean().optional(),
+  log_level: z.enum(LOG_LEVELS).optional(),
+  policy: z
+    .strictObject({
+      allow: z.array(z.string().min(1)).optional(),
+      deny: z.array(z.string().min(1)).optional(),
+    })
+    .optional(),
+  audit_log: z.string().min(1).optional(),
+});
+
+/** The parsed content of `conch.config.json`. */
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;
+
+function formatIssues(where: string, error: z.ZodError): string {
+  const lines = error.issues.map((issue) => {
+    const at = issue.path.length > 0 ? issue.path.map(String).join('.') : '(top level)';
+    if (issue.code === 'unrecognized_keys') {
+      const parent = issue.path.length > 0 ? `${at}: ` : '';
+      const valid =
+        issue.path.length === 0
+          ? Object.keys(ConfigFileSchema.shape)
+          : issue.path[0] === 'policy'
+            ? ['allow', 'deny']
+            : [];
+      return `${parent}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}${
+        valid.length > 0 ? ` (valid keys: ${valid.join(', ')})` : ''
+      }`;
+    }
+    if (issue.code === 'invalid_value') return `${at}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    return `${at}: ${issue.message}`;
+  });
+  return `${where}: ${lines.join('; ')}`;
+}
+
+/** Reads and validates a config file; relative paths inside it are resolved against its directory. */
+export function loadConfigFile(path: string): ConfigFile {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Cannot read config file ${absolute}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`Config file ${absolute} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = ConfigFileSchema.safeParse(json);
+  if (!parsed.success) throw new ConfigError(formatIssues(`Invalid config file ${absolute}`, parsed.error));
+  const file = parsed.data;
+  const base = dirname(absolute);
+  const rel = (p: string | undefined) => (p === undefined || isAbsolute(p) ? p : resolve(base, p));
+  const out: ConfigFile = { ...file };
+  const cwd = rel(file.cwd);
+  const spill = rel(file.spill_dir);
+  const audit = rel(file.audit_log);
+  if (cwd !== undefined) out.cwd = cwd;
+  if (spill !== undefined) out.spill_dir = spill;
+  if (audit !== undefined) out.audit_log = audit;
+  return out;
+}
+
+function checkDirectory(what: string, path: string): string {
+  const absolute = resolve(path);
+  let isDir = false;
+  try {
+    isDir = statSync(absolute).isDirectory();
+  } catch {
+    throw new ConfigError(`${what} ${absolute} does not exist.`);
+  }
+  if (!isDir) throw new ConfigError(`${what} ${absolute} is not a directory.`);
+  return absolute;
+}
+
+/** Merges defaults, the config file (when `cli.config` is given) and the flags; validates the result. */
+export function resolveConfig(cli: CliSettings): ResolvedConfig {
+  const file: ConfigFile = cli.config === undefined ? {} : loadConfigFile(cli.config);
+  const profileName = cli.profile ?? file.profile ?? 'default';
+  if (!isProfile(profileName)) throw new ConfigError(unknownProfileMessage(profileName));
+  const logLevel = cli.logLevel ?? file.log_level ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
+    throw new ConfigError(`Unknown log level ${JSON.stringify(logLevel)}. Valid levels: ${LOG_LEVELS.join(', ')}.`);
+  }
+  const maxOutputChars = cli.maxOutputChars ?? file.max_output_chars ?? DEFAULT_LIMITS.maxOutputChars;
+  const defaultOutputChars = Math.min(
+    cli.defaultOutputChars ?? file.default_output_chars ?? DEFAULT_ENGINE_DEFAULTS.maxOutputChars,
+    maxOutputChars,
+  );
+  if ((cli.defaultOutputChars ?? file.default_output_chars ?? 0) > maxOutputChars) {
+    throw new ConfigError(
+      `default output chars (${cli.defaultOutputChars ?? file.default_output_chars}) exceeds max output chars (${maxOutputChars}).`,
+    );
+  }
+  const cwdInput = cli.cwd ?? file.cwd;
+  const spillInput = cli.spillDir ?? file.spill_dir;
+  const auditInput = cli.auditLog ?? file.audit_log;
+  return {
+    profile: profileName,
+    shell: cli.shell ?? file.shell,
+    cwd: cwdInput === undefined ? undefined : checkDirectory('Working directory', cwdInput),
+    maxOutputChars,
+    defaultOutputChars,
+    maxSessions: cli.maxSessions ?? file.max_sessions ?? DEFAULT_LIMITS.maxSessions,
+    maxCommands: cli.maxCommands ?? file.max_commands ?? DEFAULT_LIMITS.maxLiveCommands,
+    ringBytes: cli.ringBytes ?? file.ring_bytes ?? DEFAULT_LIMITS.ringChars,
+    spillDir: spillInput === undefined ? undefined : resolve(spillInput),
+    keepSpill: cli.keepSpill ?? file.keep_spill ?? false,
+    logLevel: logLevel as LogLevel,
+    policy: {
+      allow: [...(file.policy?.allow ?? []), ...(cli.allow ?? [])],
+      deny: [...(file.policy?.deny ?? []), ...(cli.deny ?? [])],
+    },
+    auditLog: auditInput === undefined ? undefined : resolve(auditInput),
+    configPath: cli.config === undefined ? undefined : resolve(cli.config),
+  };
+}
+
+/** The engine limits a resolved configuration asks for. */
+export function engineLimits(config: ResolvedConfig): Partial<EngineLimits> {
+  return {
+    maxOutputChars: config.maxOutputChars,
+    maxSessions: config.maxSessions,
+    maxLiveCommands: config.maxCommands,
+    ringChars: config.ringBytes,
+  };
+}
+
+/** The engine defaults a resolved configuration asks for. */
+export function engineDefaults(config: ResolvedConfig): Partial<EngineDefaults> {
+  return {
+    maxOutputChars: config.defaultOutputChars,
+    ...(config.shell === undefined ? {} : { shell: config.shell }),
+    ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
+  };
+}

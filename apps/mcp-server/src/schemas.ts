@@ -1,0 +1,209 @@
+/**
+ * The zod schemas of the tool results (SPEC §2) and of the error shape (SPEC §8), plus the helpers that
+ * turn them into MCP output schemas that accept both a result and an error.
+ *
+ * Why the helpers: the MCP SDK's client validates `structuredContent` against the tool's `outputSchema`
+ * even when `isError` is true, and an `outputSchema` must be a JSON object schema (not a union). So each
+ * tool's output schema is an object whose result fields are optional, plus an optional `error` field, with
+ * a JSON-Schema `anyOf` that requires either every result field or `error` (and a zod refinement that
+ * says the same on the server side).
+ */
+
+import { ERROR_CODES } from '@conch/core';
+import * as z from 'zod';
+
+/** The error shape of SPEC §8. */
+export const ErrorInfoSchema = z
+  .object({
+    code: z
+      .enum(ERROR_CODES as unknown as [string, ...string[]])
+      .describe('Stable error code, e.g. INVALID_ARGUMENT, COMMAND_NOT_FOUND, POLICY_DENIED.'),
+    message: z.string().describe('What went wrong, naming the bad value and the valid choices.'),
+    hint: z.string().optional().describe('What to do next.'),
+    data: z.record(z.string(), z.unknown()).optional().describe('Machine-readable details.'),
+  })
+  .describe('Present only on error results (isError: true).');
+
+/** `{ code, message, hint?, data? }`. */
+export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
+
+const int = () => z.number().int();
+
+/** `prompt` of a CommandResult. */
+export const PromptSchema = z
+  .object({
+    kind: z
+      .enum(['password', 'yes_no', 'pager', 'repl', 'press_key', 'text'])
+      .describe('password → respond with secret:true; yes_no → respond "y"/"n"; pager → send_control q/space; repl/text → respond; press_key → send_control.'),
+    text: z.string().describe('The prompt as shown, e.g. "Password: ".'),
+  })
+  .describe('The prompt the command waits at (state awaiting_input).');
+
+/** `output_info` of a CommandResult. */
+export const OutputInfoSchema = z.object({
+  bytes_total: int().describe('Bytes the command has printed so far.'),
+  lines_total: int().describe('Lines in its text log so far.'),
+  truncated: z.boolean().describe('True when this call left part of the new output out (over max_output_chars).'),
+  omitted_lines: int().describe('Lines left out of this call; page through them with read_output offset.'),
+  log_path: z.string().optional().describe('Private file with the full log.'),
+});
+
+/** `page` of a paged `read_output`. */
+export const PageSchema = z
+  .object({
+    from_line: int().describe('First line returned (0-based).'),
+    to_line: int().describe('Line after the last returned.'),
+    total_lines: int(),
+    remaining_lines: int().describe('Lines after this page.'),
+    dropped_lines: int().describe('Lines gone from memory and the spill file (beyond the caps).'),
+  })
+  .describe('Present on paged read_output calls (offset or filter given).');
+
+/** `screen` of a `read_output view:"screen"`. */
+export const ScreenSchema = z
+  .object({
+    rows: z.array(z.string()).describe('The screen lines, top to bottom.'),
+    cursor: z.object({ row: int(), col: int() }).describe('Cursor position, 0-based.'),
+    alt_screen: z.boolean().describe('True while a full-screen program (vim, less, htop) uses the alternate screen.'),
+    cols: int(),
+    rows_count: int(),
+  })
+  .describe('The terminal screen as a terminal emulator renders it (read_output view:"screen").');
+
+/** CommandResult (SPEC §2), the result of execute, read_output, respond and send_control. */
+export const CommandResultShape = {
+  status: z
+    .enum(['completed', 'partial'])
+    .describe('completed = the command has ended (see exit_code); partial = it is still running.'),
+  command_id: z.string().describe('Handle for read_output, respond, send_control, kill_process.'),
+  session_id: z.string(),
+  output: z.string().describe('New output since the last call for this command (text view, budgeted).'),
+  exit_code: int()
+    .nullable()
+    .optional()
+    .describe('Completed only: the exit status; null = unknown.'),
+  signal: z.string().nullable().optional().describe('Completed only: the signal that ended it, e.g. "SIGINT".'),
+  state: z
+    .enum(['running', 'awaiting_input', 'exited', 'killed', 'lost'])
+    .describe('running; awaiting_input (answer with respond/send_control); exited; killed; lost (connection gone).'),
+  reason: z
+    .enum(['exited', 'silence', 'total_timeout', 'awaiting_input', 'until_matched', 'cancelled', 'background'])
+    .describe('Why this call returned; says nothing about the command ending (status does).'),
+  prompt: PromptSchema.optional(),
+  cwd: z.string().optional().describe("The session shell's cwd after a completed foreground command."),
+  isolated: z.boolean().optional().describe('True when it ran as its own process (background or busy session).'),
+  duration_ms: z.number().describe('Milliseconds since the command started.'),
+  output_info: OutputInfoSchema,
+  page: PageSchema.optional(),
+  screen: ScreenSchema.optional(),
+};
+
+/** Session (SPEC §2). */
+export const SessionSchema = z.object({
+  session_id: z.string(),
+  kind: z.enum(['local', 'ssh']),
+  name: z.string(),
+  state: z
+    .enum(['idle', 'busy', 'closed', 'lost'])
+    .describe('idle = ready; busy = a foreground command runs (new commands run isolated); closed = its shell exited; lost = connection gone.'),
+  cwd: z.string().nullable().describe("The shell's current directory (null until known)."),
+  shell: z.string(),
+  host: z.string().optional(),
+  port: int().optional(),
+  username: z.string().optional(),
+  pid: int().optional(),
+  created_at: z.string().describe('ISO time.'),
+  last_activity_at: z.string().describe('ISO time.'),
+  foreground_command_id: z.string().optional().describe('The command the shell is running now, if any.'),
+  command_ids: z.array(z.string()).describe('Commands of this session that are still known.'),
+});
+
+/** Process (SPEC §2), one entry of list_processes. */
+export const ProcessSchema = z.object({
+  command_id: z.string(),
+  session_id: z.string(),
+  command: z.string(),
+  pid: int().nullable(),
+  pgid: int().optional(),
+  state: z.enum(['running', 'awaiting_input', 'exited', 'killed', 'lost']),
+  exit_code: int().nullable(),
+  signal: z.string().nullable(),
+  background: z.boolean(),
+  isolated: z.boolean(),
+  started_at: z.string(),
+  ended_at: z.string().optional(),
+  duration_ms: z.number(),
+  output_bytes: z.number(),
+  log_path: z.string().optional(),
+});
+
+/** list_sessions result. */
+export const ListSessionsShape = { sessions: z.array(SessionSchema) };
+
+/** list_processes result. */
+export const ListProcessesShape = { processes: z.array(ProcessSchema) };
+
+/** close_session result. */
+export const CloseSessionShape = {
+  session_id: z.string(),
+  closed: z.literal(true),
+  killed_command_ids: z.array(z.string()).describe('Commands that were still running and were killed.'),
+};
+
+/** kill_process result. */
+export const KillResultShape = {
+  command_id: z.string(),
+  result: z
+    .enum(['killed', 'already_exited', 'stop_unconfirmed'])
+    .describe('killed; already_exited (it had ended before); stop_unconfirmed (some processes survived SIGKILL).'),
+  exit_code: int().nullable(),
+  signal: z.string().nullable(),
+  survivors: z.array(int()).describe('PIDs still alive after SIGKILL.'),
+};
+
+/** check_command result: PolicyDecision (SPEC §6). */
+export const PolicyDecisionShape = {
+  decision: z.enum(['allow', 'deny']),
+  reason: z.string(),
+  commands: z
+    .array(
+      z.object({
+        text: z.string(),
+        argv: z.array(z.string()),
+        decision: z.enum(['allow', 'deny']),
+        rule: z.string().optional(),
+      }),
+    )
+    .describe('Each simple command found in the input, with its verdict and the rule that decided it.'),
+};
+
+/** A raw zod shape. */
+export type Shape = Record<string, z.ZodType>;
+
+/** The exact result schema of a shape (strips unknown keys when parsing). */
+export function resultSchema<S extends Shape>(shape: S): z.ZodObject<S> {
+  return z.object(shape);
+}
+
+/**
+ * The MCP output schema for a result shape: every result field optional plus `error`, with `anyOf`
+ * requiring either all required result fields or `error` (see the module doc).
+ */
+export function outputSchemaFor(shape: Shape): z.ZodObject {
+  const required = Object.entries(shape)
+    .filter(([, schema]) => !schema.safeParse(undefined).success)
+    .map(([key]) => key);
+  const optional: Shape = {};
+  for (const [key, schema] of Object.entries(shape)) optional[key] = schema.optional();
+  return z
+    .object({ ...optional, error: ErrorInfoSchema.optional() })
+    .superRefine((value, ctx) => {
+      if (value.error !== undefined) return;
+      for (const key of required) {
+        if ((value as Record<string, unknown>)[key] === undefined) {
+          ctx.addIssue({ code: 'custom', message: `missing result field ${key}`, path: [key] });
+        }
+      }
+    })
+    .meta({ anyOf: [{ required }, { required: ['error'] }] });
+}

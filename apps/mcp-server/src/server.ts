@@ -1,0 +1,121 @@
+/**
+ * `createConchServer`: an McpServer exposing one SessionManager through the tools of a profile.
+ * Transport-agnostic: `bin.ts` connects it to stdio; tests and other faces may connect it elsewhere.
+ */
+
+import { createRequire } from 'node:module';
+import { ConchError, ErrorCode, SessionManager, type SessionManagerOptions } from '@conch/core';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type * as z from 'zod';
+import { serverInstructions } from './instructions.js';
+import { type Logger, silentLogger } from './logger.js';
+import { type Profile, isProfile, unknownProfileMessage } from './profiles.js';
+import { type ConchToolDefinition, registerConchTool } from './tool-kit.js';
+import { registerDefaultTools } from './tools.js';
+
+/** Throws `INVALID_ARGUMENT` naming the valid profiles unless `name` is one. */
+export function assertProfile(name: string): Profile {
+  if (isProfile(name)) return name;
+  throw new ConchError(ErrorCode.INVALID_ARGUMENT, unknownProfileMessage(name), {
+    hint: 'The compatibility profiles of SPEC §9 are not available yet; use the default profile.',
+  });
+}
+
+/** What an extra-tool registrar gets: the server, the engine, and conch's tool registration. */
+export interface ToolRegistrarContext {
+  server: McpServer;
+  manager: SessionManager;
+  logger: Logger;
+  /**
+   * Registers a tool with conch's guarantees (strict validation as INVALID_ARGUMENT results, structured
+   * results with an output schema that also accepts the error shape, one text block, progress,
+   * cancellation, no crash on errors, no argument logging).
+   */
+  registerTool<I extends z.ZodObject, R>(definition: ConchToolDefinition<I, R>): void;
+}
+
+/**
+ * The extension point for tools beyond the default profile (e.g. `connect_ssh`, `delegate_task`):
+ * a function that registers more tools given the engine.
+ */
+export type ToolRegistrar = (context: ToolRegistrarContext) => void;
+
+/** Options of {@link createConchServer}. */
+export interface ConchServerOptions {
+  /** The engine to expose. Give this or `engine`. */
+  manager?: SessionManager;
+  /** Options to build a SessionManager from when `manager` is not given. */
+  engine?: SessionManagerOptions;
+  /** Tool surface (default `default`). */
+  profile?: string;
+  /** Where logs go (default: none). */
+  logger?: Logger;
+  /** Extra tools to register after the profile's own. */
+  extraTools?: readonly ToolRegistrar[];
+  /** Runs at the end of `close()`, after the engine has shut down (dispose drivers, spill stores…). */
+  onClose?: () => Promise<void> | void;
+}
+
+/** A server, its engine, and a close that stops both. */
+export interface ConchServer {
+  server: McpServer;
+  manager: SessionManager;
+  /**
+   * Closes the MCP connection, kills every process the engine started, then runs `onClose`.
+   * Idempotent: later calls return the same promise.
+   */
+  close(): Promise<void>;
+}
+
+/** The package version (from package.json, which sits one level above both src/ and dist/). */
+export const SERVER_VERSION: string = (() => {
+  try {
+    const require = createRequire(import.meta.url);
+    return (require('../package.json') as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+})();
+
+/** Creates the conch MCP server over a SessionManager (see the module doc). */
+export function createConchServer(options: ConchServerOptions): ConchServer {
+  const logger = options.logger ?? silentLogger;
+  assertProfile(options.profile ?? 'default');
+  const manager =
+    options.manager ??
+    (options.engine
+      ? new SessionManager(options.engine)
+      : (() => {
+          throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'createConchServer needs a manager or engine options.');
+        })());
+  const server = new McpServer(
+    { name: 'conch', title: 'conch: real terminals for AI agents', version: SERVER_VERSION },
+    {
+      capabilities: { tools: {} },
+      instructions: serverInstructions(manager),
+    },
+  );
+  registerDefaultTools({ server, manager, logger });
+  const context: ToolRegistrarContext = {
+    server,
+    manager,
+    logger,
+    registerTool: (definition) => registerConchTool(server, definition, logger),
+  };
+  for (const register of options.extraTools ?? []) register(context);
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      await server.close().catch((error: unknown) => logger.debug('closing the MCP connection failed', { error: String(error) }));
+      await manager.shutdown().catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }));
+      if (options.onClose) {
+        await Promise.resolve()
+          .then(options.onClose)
+          .catch((error: unknown) => logger.error('cleanup failed', { error: String(error) }));
+      }
+    })();
+    return closing;
+  };
+  return { server, manager, close };
+}

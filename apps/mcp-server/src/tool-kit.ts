@@ -1,0 +1,268 @@
+/**
+ * How conch registers an MCP tool: one place that gives every tool the same guarantees.
+ *
+ * - Validation: the strict zod schema is ours. The SDK is handed a *lenient twin* whose JSON Schema is
+ *   identical (so clients see the exact types, ranges, enums and descriptions) but whose parse accepts
+ *   anything; we then parse with the strict schema ourselves. The SDK would otherwise answer a bad argument
+ *   with a bare text error; this way it is a SPEC §8 `INVALID_ARGUMENT` result naming the parameter and
+ *   its valid values.
+ * - Results: `structuredContent` checked against (and stripped to) the exact result schema, plus one text
+ *   block rendering the same result.
+ * - Errors: every throw becomes `isError: true` + `structuredContent.error`; nothing escapes to crash the
+ *   server.
+ * - Progress and cancellation: the request's progress token turns the engine's `onProgress` into
+ *   `notifications/progress`; the request's abort signal becomes the engine's cancellation signal.
+ * - Logs: tool name, request id, ids and status only — never arguments (respond text may be a secret).
+ */
+
+import { type CallContext, ConchError, ErrorCode, toConchError } from '@conch/core';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  CallToolResult,
+  ServerNotification,
+  ServerRequest,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
+import * as z from 'zod';
+import type { Logger } from './logger.js';
+import { renderError } from './render.js';
+import { type ErrorInfo, type Shape, outputSchemaFor } from './schemas.js';
+
+/** What a tool's `run` gets besides its arguments. */
+export interface ToolCallContext {
+  /** Pass to the engine: cancellation (the wait ends, the command keeps running) and progress. */
+  call: CallContext;
+  /** The MCP request id (for logs). */
+  requestId: string | number;
+}
+
+/** A conch tool: strict input schema, exact result shape, renderer and handler. */
+export interface ConchToolDefinition<I extends z.ZodObject, R> {
+  name: string;
+  title: string;
+  description: string;
+  /** Strict input schema (`z.strictObject`), every field with `.describe()`. */
+  input: I;
+  /** The exact result shape (the output schema also accepts the error shape). */
+  output: Shape;
+  annotations: ToolAnnotations;
+  run(args: z.output<I>, context: ToolCallContext): Promise<R> | R;
+  /** The text block: renders the same result. */
+  render(result: R, args: z.output<I>): string;
+}
+
+/** A JSON-schema fragment for one field, as zod renders it for the `input` side. */
+function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<
+    string,
+    unknown
+  >;
+  return json;
+}
+
+/**
+ * The lenient twin of a strict object schema: same JSON Schema (properties, required,
+ * `additionalProperties: false`), but parsing accepts any value so the strict parse is ours to report.
+ */
+export function lenientTwin(strict: z.ZodObject): z.ZodObject {
+  const properties: Shape = {};
+  const required: string[] = [];
+  for (const [key, schema] of Object.entries(strict.shape as Shape)) {
+    properties[key] = z.unknown().optional().meta(fieldJsonSchema(schema));
+    if (!schema.safeParse(undefined).success) required.push(key);
+  }
+  return z
+    .looseObject(properties)
+    .meta({ additionalProperties: false, ...(required.length > 0 ? { required } : {}) });
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'missing';
+  try {
+    const json = JSON.stringify(value);
+    return json.length > 120 ? `${json.slice(0, 117)}...` : json;
+  } catch {
+    return String(value);
+  }
+}
+
+function valueAt(args: unknown, path: readonly PropertyKey[]): unknown {
+  let node: unknown = args;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+function pathName(path: readonly PropertyKey[]): string {
+  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+}
+
+/**
+ * Turns a zod error of a strict input parse into an `INVALID_ARGUMENT` ConchError naming each bad
+ * parameter, its value and what is valid (the parameter's own description included as the hint).
+ */
+export function invalidArgumentFromZod(tool: string, strict: z.ZodObject, error: z.ZodError, args: unknown): ConchError {
+  const shape = strict.shape as Shape;
+  const valid = Object.keys(shape);
+  const problems: string[] = [];
+  const hints: string[] = [];
+  const params = new Set<string>();
+  for (const issue of error.issues) {
+    if (issue.code === 'unrecognized_keys') {
+      problems.push(
+        `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}` +
+          ` (valid parameters: ${valid.join(', ')})`,
+      );
+      continue;
+    }
+    const name = issue.path.length > 0 ? pathName(issue.path) : '(arguments)';
+    const top = issue.path[0];
+    if (typeof top === 'string') params.add(top);
+    const value = valueAt(args, issue.path);
+    if (value === undefined && issue.path.length > 0 && issue.code === 'invalid_type') {
+      problems.push(`missing required parameter ${name}`);
+      continue;
+    }
+    let why = issue.message;
+    if (issue.code === 'invalid_value') why = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    else if (issue.code === 'too_big') why = `must be at most ${String(issue.maximum)}`;
+    else if (issue.code === 'too_small') why = `must be at least ${String(issue.minimum)}`;
+    problems.push(`${name} = ${describeValue(value)}: ${why}`);
+  }
+  for (const param of params) {
+    const description = shape[param]?.description;
+    if (description) hints.push(`${param}: ${description}`);
+  }
+  const message = `Invalid arguments for ${tool}: ${problems.join('; ')}.`;
+  return new ConchError(ErrorCode.INVALID_ARGUMENT, message, {
+    ...(hints.length > 0 ? { hint: hints.join(' ') } : {}),
+    data: {
+      parameters: [...params],
+      issues: error.issues.map((i) => ({ path: i.path.map(String), code: i.code, message: i.message })),
+    },
+  });
+}
+
+/** The SPEC §8 wire shape of any error (data made JSON-safe). */
+export function errorInfo(error: unknown): ErrorInfo {
+  const conch = toConchError(error);
+  const json = conch.toJSON();
+  const info: ErrorInfo = { code: json.code, message: json.message };
+  if (json.hint !== undefined) info.hint = json.hint;
+  if (json.data !== undefined) {
+    try {
+      info.data = JSON.parse(JSON.stringify(json.data)) as Record<string, unknown>;
+    } catch {
+      // Data that cannot be serialised is dropped rather than breaking the result.
+    }
+  }
+  return info;
+}
+
+/** An MCP error result: `isError`, one actionable text block and `structuredContent.error`. */
+export function errorResult(error: unknown): CallToolResult {
+  const info = errorInfo(error);
+  return { isError: true, content: [{ type: 'text', text: renderError(info) }], structuredContent: { error: info } };
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** The engine's call context for one MCP request: its abort signal, and progress when asked for. */
+export function callContextFor(extra: Extra, logger: Logger): CallContext {
+  const context: CallContext = { signal: extra.signal };
+  const token = extra._meta?.progressToken;
+  if (token !== undefined) {
+    let last = 0;
+    context.onProgress = ({ elapsed_ms, message }) => {
+      // `progress` must increase with every notification: elapsed seconds, nudged if the clock stalls.
+      const progress = Math.max(last + 0.001, Math.round(elapsed_ms) / 1000);
+      last = progress;
+      const line = message.length > 200 ? `${message.slice(0, 197)}...` : message;
+      extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress, message: line },
+        })
+        .catch((error: unknown) => logger.debug('progress notification failed', { error: String(error) }));
+    };
+  }
+  return context;
+}
+
+/** Ids worth logging from a result (never output or arguments). */
+function idsOf(value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return {};
+  const v = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of ['session_id', 'command_id', 'status', 'reason', 'result', 'decision']) {
+    if (typeof v[key] === 'string') out[key] = v[key];
+  }
+  return out;
+}
+
+/** Registers one conch tool on an McpServer with the guarantees described in the module doc. */
+export function registerConchTool<I extends z.ZodObject, R>(
+  server: McpServer,
+  definition: ConchToolDefinition<I, R>,
+  logger: Logger,
+): void {
+  const exact = z.object(definition.output);
+  server.registerTool(
+    definition.name,
+    {
+      title: definition.title,
+      description: definition.description,
+      inputSchema: lenientTwin(definition.input),
+      outputSchema: outputSchemaFor(definition.output),
+      annotations: { title: definition.title, ...definition.annotations },
+    },
+    async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {
+      const started = performance.now();
+      const tool = definition.name;
+      const requestId = extra.requestId;
+      logger.debug('tool call', { tool, request: requestId });
+      try {
+        const parsed = definition.input.safeParse(rawArgs ?? {});
+        if (!parsed.success) throw invalidArgumentFromZod(tool, definition.input, parsed.error, rawArgs);
+        const args = parsed.data as z.output<I>;
+        const result = await definition.run(args, { call: callContextFor(extra, logger), requestId });
+        const checked = exact.safeParse(result);
+        if (!checked.success) {
+          logger.error('result does not match the output schema', { tool, request: requestId, issues: checked.error.message });
+          throw new ConchError(
+            ErrorCode.INTERNAL,
+            `Internal error: the ${tool} result does not match its output schema (${checked.error.issues
+              .map((i) => `${pathName(i.path)}: ${i.message}`)
+              .join('; ')}).`,
+            { hint: 'This is a conch bug; the raw result is in data.result.', data: { result } },
+          );
+        }
+        const structured = checked.data as Record<string, unknown>;
+        logger.info('tool done', {
+          tool,
+          request: requestId,
+          ...idsOf(structured),
+          ms: Math.round(performance.now() - started),
+        });
+        return {
+          content: [{ type: 'text', text: definition.render(structured as R, args) }],
+          structuredContent: structured,
+        };
+      } catch (error) {
+        const info = errorInfo(error);
+        const level = info.code === ErrorCode.INTERNAL ? 'error' : 'info';
+        logger[level]('tool error', {
+          tool,
+          request: requestId,
+          code: info.code,
+          ms: Math.round(performance.now() - started),
+          ...(info.code === ErrorCode.INTERNAL ? { message: info.message } : {}),
+        });
+        return errorResult(error);
+      }
+    },
+  );
+}

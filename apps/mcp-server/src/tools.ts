@@ -1,0 +1,542 @@
+/**
+ * The SPEC §2 default-profile tools: `create_local`, `list_sessions`, `close_session`, `execute`,
+ * `read_output`, `respond`, `send_control`, `list_processes`, `kill_process`, `check_command`.
+ *
+ * The descriptions are part of the product: an agent knows only what they say. Each one says what the tool
+ * does, when to use it rather than a sibling, its side effects, the result shape and what each
+ * status/state/reason means for the next call; each parameter says its meaning, unit and default.
+ */
+
+import {
+  type CloseSessionResult,
+  type CommandResult,
+  KILL_SIGNALS,
+  type KillResult,
+  type PolicyDecision,
+  type ProcessInfo,
+  type SessionInfo,
+  type SessionManager,
+} from '@conch/core';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import * as z from 'zod';
+import type { Logger } from './logger.js';
+import {
+  type CallInfo,
+  renderClosed,
+  renderCommandResult,
+  renderCreatedSession,
+  renderDecision,
+  renderKill,
+  renderProcesses,
+  renderSessions,
+} from './render.js';
+import {
+  CloseSessionShape,
+  CommandResultShape,
+  KillResultShape,
+  ListProcessesShape,
+  ListSessionsShape,
+  PolicyDecisionShape,
+  SessionSchema,
+} from './schemas.js';
+import { registerConchTool } from './tool-kit.js';
+
+/** The names of the default-profile tools, in the order they are listed. */
+export const DEFAULT_TOOL_NAMES = [
+  'execute',
+  'read_output',
+  'respond',
+  'send_control',
+  'list_processes',
+  'kill_process',
+  'create_local',
+  'list_sessions',
+  'close_session',
+  'check_command',
+] as const;
+
+/** Parameter schemas shared by several tools, built from the engine's configured limits and defaults. */
+function commonParams(manager: SessionManager) {
+  const { limits, defaults } = manager;
+  const maxT = limits.maxTimeoutS;
+  const defaultChars = Math.min(defaults.maxOutputChars, limits.maxOutputChars);
+  return {
+    session_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        'Session to use (an id from create_local or list_sessions). Default: the local session "default", created on first use.',
+      ),
+    command_id: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe('The command_id returned by execute (list_processes shows all known ids).'),
+    pause_timeout: z
+      .number()
+      .min(0)
+      .max(maxT)
+      .optional()
+      .meta({ default: defaults.pauseTimeoutS })
+      .describe(
+        `Seconds of output SILENCE after which the call returns status "partial", reason "silence"; the clock restarts at every byte of output. 0 returns at once with what is buffered. Float, 0-${maxT}, default ${defaults.pauseTimeoutS}.`,
+      ),
+    total_timeout: z
+      .number()
+      .min(0)
+      .max(maxT)
+      .optional()
+      .meta({ default: defaults.totalTimeoutS })
+      .describe(
+        `Seconds after which the call returns (reason "total_timeout") while output keeps STREAMING. Binds only while output arrives: a silent command returns by pause_timeout, and raising total_timeout never lengthens a silent wait. Float, 0-${maxT}, default ${defaults.totalTimeoutS}.`,
+      ),
+    until: z
+      .string()
+      .min(1)
+      .max(1000)
+      .optional()
+      .describe(
+        'JavaScript regex (multiline): the call returns early, reason "until_matched", when output arriving during this call matches, e.g. "listening on|ready". Default: none.',
+      ),
+    max_output_chars: z
+      .number()
+      .int()
+      .min(100)
+      .max(limits.maxOutputChars)
+      .optional()
+      .meta({ default: defaultChars })
+      .describe(
+        `Most characters of output this call returns (default ${defaultChars}, at most ${limits.maxOutputChars}). Over budget the first ~20% and last ~80% are kept, plus error-looking lines from the middle, with a notice of what was omitted and how to page through it.`,
+      ),
+  };
+}
+
+/** What the default tools need. */
+export interface DefaultToolsContext {
+  server: McpServer;
+  manager: SessionManager;
+  logger: Logger;
+}
+
+function callInfo(manager: SessionManager, args: { pause_timeout?: number; total_timeout?: number }): CallInfo {
+  return {
+    pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
+    totalTimeoutS: args.total_timeout ?? manager.defaults.totalTimeoutS,
+  };
+}
+
+/** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+const COMMAND_RESULT_DOC =
+  'Result (CommandResult): status "completed" = the command ended (exit_code, signal; cwd for foreground commands) or "partial" = still running; ' +
+  'reason = why the call returned: exited | silence | total_timeout | until_matched | awaiting_input (see prompt.kind) | cancelled | background; ' +
+  'state = running | awaiting_input | exited | killed | lost; output = new text since the last call for this command ' +
+  '(ANSI removed, over-budget output cut with a notice; output_info.log_path holds the full log).';
+
+/** Registers the ten default-profile tools. */
+export function registerDefaultTools({ server, manager, logger }: DefaultToolsContext): void {
+  const p = commonParams(manager);
+  const { limits, defaults } = manager;
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'execute',
+      title: 'Run a shell command',
+      description:
+        'Run a shell command in a persistent terminal session (like typing it into a terminal tab: cd, export, ' +
+        'functions and venvs persist between calls) and wait for it. Returns as soon as it ends, or earlier as ' +
+        '"partial" when output goes silent for pause_timeout, keeps streaming past total_timeout, matches `until`, ' +
+        'or the program waits for input. A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
+        'it), answer prompts with respond, press keys (ctrl+c, q, esc) with send_control, stop it with kill_process. ' +
+        'background:true is for servers and watchers: returns after ~0.3 s with reason "background". If the session ' +
+        'is busy with another command, this one runs isolated (own process, the session\'s cwd and env; its cd/export ' +
+        "do not persist; isolated:true). Without session_id it runs in the \"default\" session. Side effects: runs any " +
+        `program with this user's rights; a policy may deny it (POLICY_DENIED, nothing ran). ${COMMAND_RESULT_DOC}`,
+      input: z.strictObject({
+        command: z
+          .string()
+          .min(1)
+          .describe(
+            'Shell command line(s) to run, exactly as typed at a prompt: pipes, &&, heredocs and multi-line scripts work. Up to 1 MiB.',
+          ),
+        session_id: p.session_id,
+        pause_timeout: p.pause_timeout,
+        total_timeout: p.total_timeout,
+        background: z
+          .boolean()
+          .optional()
+          .meta({ default: false })
+          .describe(
+            'true = run as a background process (own terminal and process group) and return after a ~0.3 s start-up probe; follow it with read_output, stop it with kill_process. Default false.',
+          ),
+        cwd: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            'Directory to run in. Foreground: as if "cd DIR" were typed first (the session stays there). Background/isolated: the process starts there. Default: the session\'s current directory.',
+          ),
+        until: p.until,
+        max_output_chars: p.max_output_chars,
+      }),
+      output: CommandResultShape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      run: (args, { call }) => manager.execute(defined(args), call),
+      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'read_output',
+      title: 'Read a command\'s output',
+      description:
+        'Get more output of a command started by execute, by command_id, without sending it anything. Use this, ' +
+        'not a new execute, to follow a "partial" or background command: it waits by the same rules as execute ' +
+        '(pause_timeout of silence, total_timeout while streaming, until, prompt detection) and returns the output ' +
+        'that arrived since the last call. Paging: with offset (and length) it returns lines of the full log at once ' +
+        'without waiting and without moving the "since last call" cursor (offset >= 0: absolute 0-based line; ' +
+        'offset < 0: the last |offset| lines), plus `page`; filter (regex) returns only matching lines, numbered. ' +
+        'view "screen" returns the terminal screen as rendered (`screen`: rows, cursor, alt_screen): use it for ' +
+        'full-screen programs (vim, less, htop, menus); view "raw" keeps escape sequences. Works on ended commands ' +
+        `too (logs are kept 30 min, newest 200). Read-only. ${COMMAND_RESULT_DOC}`,
+      input: z.strictObject({
+        command_id: p.command_id,
+        pause_timeout: p.pause_timeout,
+        total_timeout: p.total_timeout,
+        until: p.until,
+        offset: z
+          .number()
+          .int()
+          .optional()
+          .describe(
+            'Page the text log instead of waiting: >= 0 = absolute line number (0-based), < 0 = the last |offset| lines. Default: no paging (wait for new output).',
+          ),
+        length: z
+          .number()
+          .int()
+          .min(1)
+          .max(100_000)
+          .optional()
+          .meta({ default: 1000 })
+          .describe('Lines per page when paging (offset or filter given). 1-100000, default 1000.'),
+        view: z
+          .enum(['text', 'screen', 'raw'])
+          .optional()
+          .meta({ default: 'text' })
+          .describe(
+            '"text" (default): readable text, ANSI removed; "screen": the current terminal screen as a terminal emulator renders it (for vim, less, htop); "raw": bytes with escape sequences kept (debugging).',
+          ),
+        filter: z
+          .string()
+          .min(1)
+          .max(1000)
+          .optional()
+          .describe(
+            'JavaScript regex: return only the log lines that match, each prefixed with its line number (pages like offset). Nothing is deleted. Default: none.',
+          ),
+        max_output_chars: p.max_output_chars,
+      }),
+      output: CommandResultShape,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      run: (args, { call }) => manager.readOutput(defined(args), call),
+      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'respond',
+      title: 'Type an answer into a running command',
+      description:
+        'Type text into a running command that waits for input, then wait like execute. Use it when a result says ' +
+        'state "awaiting_input" (a prompt, password, REPL ">>> ", yes/no question) or a program reads stdin. Sends ' +
+        'text followed by Enter (enter:false types without Enter, e.g. text in vim\'s insert mode). secret:true for ' +
+        'passwords and tokens: the text is masked in all output, results and logs. Use send_control instead for ' +
+        'keys (ctrl+c, esc, arrows, tab, q in a pager). Side effects: the program acts on the input. Errors: ' +
+        'COMMAND_FINISHED if the command already ended (start a new one with execute), COMMAND_NOT_FOUND. ' +
+        COMMAND_RESULT_DOC,
+      input: z.strictObject({
+        command_id: p.command_id,
+        text: z
+          .string()
+          .describe('The text to type (may be empty to press just Enter). Up to 1 MiB. Never logged.'),
+        enter: z
+          .boolean()
+          .optional()
+          .meta({ default: true })
+          .describe('Press Enter (CR) after the text. Default true; false to type without submitting.'),
+        secret: z
+          .boolean()
+          .optional()
+          .meta({ default: false })
+          .describe(
+            'true for passwords/tokens: the text is never echoed, logged, audited or returned (masked as [secret] in output). Default false.',
+          ),
+        pause_timeout: p.pause_timeout,
+        total_timeout: p.total_timeout,
+        until: p.until,
+      }),
+      output: CommandResultShape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      run: (args, { call }) => manager.respond(defined(args), call),
+      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'send_control',
+      title: 'Press keys in a running command',
+      description:
+        'Press keys in a running command\'s terminal, like a person at the keyboard, then wait like execute. Use it ' +
+        'to interrupt (ctrl+c: the program usually ends with exit_code 130 / signal SIGINT), send EOF (ctrl+d), ' +
+        'leave a pager (q) or page on (space), drive full-screen programs (esc, arrows, tab, enter, f1-f12), and ' +
+        'answer "press any key". Use respond instead to type words or answers. key is one name or an array pressed ' +
+        'in order; names are case-insensitive, "-" = "+", "C-x" and "^X" mean ctrl+x, a single character is typed ' +
+        'as is. An unknown name fails with INVALID_ARGUMENT listing the valid ones, and nothing is sent. ' +
+        COMMAND_RESULT_DOC,
+      input: z.strictObject({
+        command_id: p.command_id,
+        key: z
+          .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(256)])
+          .describe(
+            'A key name or an array of them: ctrl+a..ctrl+z, ctrl+[ \\ ] ^ _ @, esc, tab, shift+tab, enter, space, backspace, delete, insert, up, down, left, right, home, end, pageup, pagedown, f1..f12, alt+<char>, or one character (e.g. "q", ":").',
+          ),
+        pause_timeout: p.pause_timeout,
+        total_timeout: p.total_timeout,
+        until: p.until,
+      }),
+      output: CommandResultShape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      run: (args, { call }) => manager.sendControl(defined(args), call),
+      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'list_processes',
+      title: 'List commands and background processes',
+      description:
+        'List the commands this server started (foreground, isolated and background) with command_id, session, ' +
+        'command text, pid, state (running | awaiting_input | exited | killed | lost), exit_code, signal, duration ' +
+        'and output size. Use it to find the command_id of background work, to see what is still running before ' +
+        'kill_process, or to recover an id. Ended commands stay listed (and readable with read_output) for 30 ' +
+        'minutes, newest 200. Read-only. Result: { processes: Process[] }.',
+      input: z.strictObject({
+        filter: z
+          .string()
+          .min(1)
+          .max(1000)
+          .optional()
+          .describe('Keep only commands whose text or command_id contains this substring (case-insensitive). Default: all.'),
+        session_id: z
+          .string()
+          .min(1)
+          .max(200)
+          .optional()
+          .describe('Keep only commands of this session. Default: every session.'),
+        include_finished: z
+          .boolean()
+          .optional()
+          .meta({ default: true })
+          .describe('Include commands that have ended. Default true; false lists only running ones.'),
+      }),
+      output: ListProcessesShape,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: (args) => manager.listProcesses(defined(args)),
+      render: (result: { processes: ProcessInfo[] }) => renderProcesses(result),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'kill_process',
+      title: 'Kill a command and its process tree',
+      description:
+        'Stop a command and everything it started: signals its process group and every descendant (also ' +
+        'double-forked ones), escalates to SIGKILL after grace_s, reaps them, and reports survivors. Works on ' +
+        'foreground commands too (the session shell stays usable). To interrupt the way a person would (and let ' +
+        'the program clean up), prefer send_control ctrl+c first. Result: result "killed"; "already_exited" (it ' +
+        'had ended: exit_code and signal are its own); "stop_unconfirmed" (some pids in survivors outlived SIGKILL). ' +
+        'The command_id stays readable with read_output.',
+      input: z.strictObject({
+        command_id: p.command_id,
+        signal: z
+          .enum(KILL_SIGNALS as unknown as [string, ...string[]])
+          .optional()
+          .meta({ default: 'SIGTERM' })
+          .describe(`First signal to send: ${KILL_SIGNALS.join(', ')}. Default SIGTERM.`),
+        grace_s: z
+          .number()
+          .min(0)
+          .max(300)
+          .optional()
+          .meta({ default: defaults.killGraceS })
+          .describe(
+            `Seconds to wait after the first signal before SIGKILL. 0-300, default ${defaults.killGraceS}.`,
+          ),
+      }),
+      output: KillResultShape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      run: (args) => manager.killProcess(defined(args)),
+      render: (result: KillResult) => renderKill(result),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'create_local',
+      title: 'Open a new local shell session',
+      description:
+        'Open a new local shell session: a separate persistent terminal (own cwd, environment, shell history) on ' +
+        'this machine, and return its session_id. Usually unnecessary: commands without session_id run in the ' +
+        '"default" session. Create one to keep separate state (another project directory, a venv, env vars), to ' +
+        `use another shell, or to run foreground commands side by side. Limit: ${limits.maxSessions} sessions ` +
+        '(LIMIT_REACHED; close_session frees one). Result: Session { session_id, name, state, cwd, shell, pid, ... }.',
+      input: z.strictObject({
+        shell: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            `Shell program: bash, zsh or sh (path or name). Default: ${defaults.shell ?? "the user's login shell, else /bin/bash"}.`,
+          ),
+        cwd: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(`Starting directory (must exist). Default: ${defaults.cwd ?? "the server's working directory"}.`),
+        env: z
+          .record(z.string(), z.string())
+          .optional()
+          .describe(
+            'Extra environment variables for the session, e.g. {"NODE_ENV":"test"}. Names match [A-Za-z_][A-Za-z0-9_]*. Default: none.',
+          ),
+        cols: z
+          .number()
+          .int()
+          .min(1)
+          .max(limits.maxCols)
+          .optional()
+          .meta({ default: defaults.cols })
+          .describe(`Terminal width in columns. 1-${limits.maxCols}, default ${defaults.cols}.`),
+        rows: z
+          .number()
+          .int()
+          .min(1)
+          .max(limits.maxRows)
+          .optional()
+          .meta({ default: defaults.rows })
+          .describe(`Terminal height in rows. 1-${limits.maxRows}, default ${defaults.rows}.`),
+        name: z
+          .string()
+          .min(1)
+          .max(100)
+          .optional()
+          .describe('A label shown by list_sessions. Default: the session_id.'),
+      }),
+      output: SessionSchema.shape,
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      run: (args) => manager.createLocal(defined(args)),
+      render: (result: SessionInfo) => renderCreatedSession(result),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'list_sessions',
+      title: 'List shell sessions',
+      description:
+        'List the open shell sessions with session_id, name, kind, state (idle = ready; busy = a foreground ' +
+        'command runs, so a new execute there runs isolated; closed = its shell exited, the next command gets ' +
+        'SESSION_CLOSED; lost = connection gone), cwd, shell, pid, foreground_command_id and command_ids. The ' +
+        '"default" session appears after its first use. Read-only. Result: { sessions: Session[] }.',
+      input: z.strictObject({}),
+      output: ListSessionsShape,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: () => ({ sessions: manager.listSessions() }),
+      render: (result: { sessions: SessionInfo[] }) => renderSessions(result),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'close_session',
+      title: 'Close a shell session',
+      description:
+        'Close a session: kill every process it started (its foreground command, isolated and background ' +
+        'commands, whole process trees) and its shell, then forget it and its command ids. Use it when done ' +
+        'with a session from create_local, or to reset the "default" session (it is recreated fresh on the next ' +
+        'command without session_id). Result: { session_id, closed: true, killed_command_ids }.',
+      input: z.strictObject({
+        session_id: z
+          .string()
+          .min(1)
+          .max(200)
+          .describe('The session to close (list_sessions shows them; "default" is the default session).'),
+      }),
+      output: CloseSessionShape,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      run: (args) => manager.closeSession(args.session_id),
+      render: (result: CloseSessionResult) => renderClosed(result),
+    },
+    logger,
+  );
+
+  // ------------------------------------------------------------------------------------------------
+  registerConchTool(
+    server,
+    {
+      name: 'check_command',
+      title: 'Check a command against the policy',
+      description:
+        "Ask whether the operator's command policy would allow a command, without running anything. Use it " +
+        'before execute when unsure, or to understand a POLICY_DENIED error. Result (PolicyDecision): decision ' +
+        '"allow" | "deny", reason, and commands: every simple command found in the input (pipelines, lists, ' +
+        'subshells, $(...)) with its own decision and the rule that decided it. With no policy configured every ' +
+        'command is allowed. Read-only.',
+      input: z.strictObject({
+        command: z.string().min(1).describe('The command line to check, as it would be given to execute.'),
+        session_id: p.session_id.describe('Session the command would run in (checked to exist). Default: none.'),
+      }),
+      output: PolicyDecisionShape,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run: (args) => manager.checkCommand(args.command, args.session_id),
+      render: (result: PolicyDecision) => renderDecision(result),
+    },
+    logger,
+  );
+}

@@ -1,0 +1,167 @@
+/**
+ * The driver interface: how the core reaches real terminals. Versioned (`specificationVersion: 1`) and
+ * small, node-pty style: events are `onX(cb) → Disposable`. Local (node-pty) and SSH (ssh2) drivers
+ * implement it and pass the conformance suite exported by `@conch/core/testing`.
+ */
+
+/** Something that can be released; calling `dispose` twice is harmless. */
+export interface Disposable {
+  dispose(): void;
+}
+
+/** How a terminal process ended. `exitCode` null = unknown (never invented). */
+export interface ExitInfo {
+  exitCode: number | null;
+  /** Signal name such as "SIGKILL" when a signal ended it. */
+  signal: string | null;
+  /** True when the connection carrying it went away (SSH), so the real outcome is unknown. */
+  lost?: boolean;
+}
+
+/** What a kill of a whole process tree achieved. */
+export interface KillReport {
+  result: 'killed' | 'already_exited' | 'stop_unconfirmed';
+  /** PIDs that were still alive after SIGKILL. */
+  survivors: number[];
+}
+
+/**
+ * Evidence about whether the terminal's foreground program is blocked reading the terminal.
+ * `blocked_read`: kernel says it sleeps in a terminal read (certain). `polling`: it polls/selects
+ * with the terminal among its fds (likely). `no`: it is doing something else. `unknown`: no evidence.
+ */
+export type InputWaitEvidence = 'blocked_read' | 'polling' | 'no' | 'unknown';
+
+/** A process running on a pseudo-terminal: a session shell or an isolated/background command. */
+export interface TerminalProcess {
+  /** OS process id on its host, when known. */
+  readonly pid: number | undefined;
+  /** Bytes from the terminal, in order. */
+  onData(listener: (chunk: Uint8Array) => void): Disposable;
+  /** Fires once, after every byte of output has been delivered through `onData`. */
+  onExit(listener: (info: ExitInfo) => void): Disposable;
+  /**
+   * Writes to the terminal. Rejects with a `WRITE_TIMEOUT` ConchError when the terminal does not take
+   * the bytes within `deadlineMs` (a program that stopped reading must not block the server).
+   */
+  write(data: string | Uint8Array, deadlineMs: number): Promise<void>;
+  /** Changes the terminal size. A no-op after exit. */
+  resize(cols: number, rows: number): void;
+  /** Sends a signal to the process group of the terminal's foreground job (like a keypress would). */
+  signal(signal: string): void;
+  /**
+   * Kills the whole tree: the process group, every descendant, and escaped descendants carrying
+   * `CONCH_COMMAND_ID=markerId` in their environment (when the host can see them). Sends `signal`,
+   * waits up to `graceMs`, then SIGKILL; reaps; reports survivors.
+   */
+  kill(options: { signal: string; graceMs: number; markerId?: string }): Promise<KillReport>;
+  /**
+   * Kills one foreground job of this shell without killing the shell: every process carrying
+   * `CONCH_COMMAND_ID=markerId` and the terminal's foreground process group when it is not the shell's.
+   * Absent where the host cannot find them; the core then sends Ctrl+C instead.
+   */
+  killJob?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
+  /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
+  foregroundProgram?(): Promise<string | undefined>;
+  /** Kernel evidence of a blocked terminal read (local hosts); absent or `unknown` elsewhere. */
+  inputWaitEvidence?(): Promise<InputWaitEvidence>;
+  /** Releases every resource (fds, channels). Kills the process if it still runs. */
+  dispose(): void;
+}
+
+/** The shells conch knows how to integrate with. */
+export type ShellKind = 'bash' | 'zsh' | 'sh';
+
+/** Options for {@link Driver.openShell}. */
+export interface OpenShellOptions {
+  /** Shell program (path or name). */
+  shell: string;
+  /** Arguments (the init-script wiring chosen by the core's ShellIntegration). */
+  args: string[];
+  /** Starting directory; undefined = the driver's default (server cwd, or remote home). */
+  cwd: string | undefined;
+  /** Extra environment on top of the host's. */
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+}
+
+/** Options for {@link Driver.spawn}: one isolated process on its own PTY and process group. */
+export interface SpawnOptions {
+  /** Program to run. */
+  file: string;
+  args: string[];
+  cwd: string | undefined;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+}
+
+/**
+ * A host that can run terminals: the local machine or one SSH connection.
+ * `specificationVersion` changes whenever this interface changes incompatibly.
+ */
+export interface Driver {
+  readonly specificationVersion: 1;
+  readonly kind: 'local' | 'ssh';
+  /** Starts a long-lived interactive shell on a new PTY. */
+  openShell(options: OpenShellOptions): Promise<TerminalProcess>;
+  /** Starts one process on its own PTY, in its own session and process group. */
+  spawn(options: SpawnOptions): Promise<TerminalProcess>;
+  /**
+   * Writes a private file on the host (mode 0600 in a 0700 directory owned by this driver) and returns
+   * its absolute path. Used for shell init scripts and for commands too long or too odd to type.
+   */
+  writePrivateFile(name: string, content: string): Promise<string>;
+  /** Removes a private file written by {@link writePrivateFile}; missing files are ignored. */
+  removePrivateFile(path: string): Promise<void>;
+  /** The host's default shell for a user (login shell) when none is given. */
+  defaultShell(): Promise<string>;
+  /** Releases the host (closes the connection, removes the private directory). */
+  dispose(): Promise<void>;
+  /** Fires when the host itself is gone (SSH connection lost). */
+  onLost?(listener: (reason: string) => void): Disposable;
+}
+
+/**
+ * Where a command's full text log is kept beyond the in-memory ring (a private spill file).
+ * Lines are appended in order; line numbers are absolute (0-based).
+ */
+export interface SpillSink {
+  /** Appends complete lines (without their newline). Stops storing silently past its cap. */
+  appendLines(lines: readonly string[]): void;
+  /** Number of lines stored (from line 0). Lines past this were not stored (cap reached). */
+  readonly storedLines: number;
+  /** Reads up to `count` stored lines starting at absolute line `from`. */
+  readLines(from: number, count: number): string[];
+  /** Path of the file, when there is one. */
+  readonly path: string | undefined;
+  /** Closes the file; `remove` also deletes it. */
+  close(remove: boolean): void;
+}
+
+/** Creates one spill sink per command. */
+export interface SpillStore {
+  create(commandId: string): SpillSink;
+}
+
+/** The terminal screen as rendered by a real terminal emulator (SPEC §4 `screen` view). */
+export interface ScreenSnapshot {
+  rows: string[];
+  cursor: { row: number; col: number };
+  alt_screen: boolean;
+  cols: number;
+  rows_count: number;
+}
+
+/** A terminal emulator fed with a terminal's bytes (implemented with @xterm/headless outside the core). */
+export interface ScreenRenderer {
+  write(chunk: Uint8Array): void;
+  resize(cols: number, rows: number): void;
+  /** Resolves once every byte written so far has been processed. */
+  snapshot(): Promise<ScreenSnapshot>;
+  dispose(): void;
+}
+
+/** Creates a screen renderer for a terminal of the given size. */
+export type ScreenFactory = (cols: number, rows: number) => ScreenRenderer;

@@ -1,0 +1,36 @@
+/** Random source: fills and returns `n` random bytes. Injected so tests can be deterministic. */
+export type RandomBytes = (n: number) => Uint8Array;
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** The platform's CSPRNG (`globalThis.crypto.getRandomValues`, present in Node 20 and browsers). */
+export const cryptoRandomBytes: RandomBytes = (n) => {
+  const bytes = new Uint8Array(n);
+  (globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }).crypto.getRandomValues(
+    bytes,
+  );
+  return bytes;
+};
+
+/** `length` unguessable base32 characters. */
+export function randomBase32(random: RandomBytes, length: number): string {
+  const bytes = random(length);
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE32[(bytes[i] ?? 0) & 31];
+  return out;
+}
+
+/** A session id: `s_` + 8 base32 characters (SPEC §1). */
+export function newSessionId(random: RandomBytes): string {
+  return `s_${randomBase32(random, 8)}`;
+}
+
+/** A command id: `c_` + 10 base32 characters (SPEC §1). */
+export function newCommandId(random: RandomBytes): string {
+  return `c_${randomBase32(random, 10)}`;
+}
+
+/** A marker nonce: 24 alphanumeric characters. */
+export function newNonce(random: RandomBytes): string {
+  return randomBase32(random, 24);
+}

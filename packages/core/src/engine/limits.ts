@@ -1,0 +1,75 @@
+/** Resource limits of one engine (SPEC §5 "Limits"); all configurable. */
+export interface EngineLimits {
+  maxSessions: number;
+  maxLiveCommands: number;
+  maxCols: number;
+  maxRows: number;
+  /** Bytes of input per call (command text, respond text). */
+  maxInputBytes: number;
+  /** Server cap on `max_output_chars`. */
+  maxOutputChars: number;
+  /** In-memory text ring per command, in characters. */
+  ringChars: number;
+  /** In-memory raw ring per command, in bytes. */
+  rawRingBytes: number;
+  /** Finished commands kept (newest first). */
+  retainFinished: number;
+  /** Finished commands are pruned this long after they ended. */
+  retainMs: number;
+  /** Longest timeout accepted, seconds. */
+  maxTimeoutS: number;
+}
+
+/** The defaults of SPEC §4–§5. */
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxSessions: 64,
+  maxLiveCommands: 256,
+  maxCols: 1000,
+  maxRows: 1000,
+  maxInputBytes: 1024 * 1024,
+  maxOutputChars: 200_000,
+  ringChars: 8 * 1024 * 1024,
+  rawRingBytes: 1024 * 1024,
+  retainFinished: 200,
+  retainMs: 30 * 60 * 1000,
+  maxTimeoutS: 3600,
+};
+
+/** Engine defaults for parameters a caller leaves out. */
+export interface EngineDefaults {
+  cols: number;
+  rows: number;
+  pauseTimeoutS: number;
+  totalTimeoutS: number;
+  maxOutputChars: number;
+  promptSettleMs: number;
+  backgroundProbeMs: number;
+  writeDeadlineMs: number;
+  killGraceS: number;
+  shellStartTimeoutMs: number;
+  progressMs: number;
+  /** Shell for new local sessions; undefined = the user's login shell, else /bin/bash. */
+  shell: string | undefined;
+  /** Starting directory of new local sessions; undefined = the server's cwd. */
+  cwd: string | undefined;
+  /** Environment defaults of every session (SPEC §5), before the per-session id. */
+  env: Record<string, string>;
+}
+
+/** The defaults of SPEC §2–§5. */
+export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
+  cols: 200,
+  rows: 50,
+  pauseTimeoutS: 9,
+  totalTimeoutS: 20,
+  maxOutputChars: 30_000,
+  promptSettleMs: 300,
+  backgroundProbeMs: 300,
+  writeDeadlineMs: 5000,
+  killGraceS: 5,
+  shellStartTimeoutMs: 15_000,
+  progressMs: 1000,
+  shell: undefined,
+  cwd: undefined,
+  env: { TERM: 'xterm-256color', PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', CONCH: '1' },
+};

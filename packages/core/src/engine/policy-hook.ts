@@ -1,0 +1,44 @@
+/**
+ * The interfaces through which the engine consults a command policy and an audit log. The policy
+ * itself (`@conch/policy`) implements them; the core only asks.
+ */
+
+/** One simple command found in the input, with its verdict (SPEC §6). */
+export interface PolicyCommandVerdict {
+  text: string;
+  argv: string[];
+  decision: 'allow' | 'deny';
+  rule?: string;
+}
+
+/** The decision for a whole input (SPEC §6 `PolicyDecision`). */
+export interface PolicyDecision {
+  decision: 'allow' | 'deny';
+  reason: string;
+  commands: PolicyCommandVerdict[];
+}
+
+/** A command policy as the engine sees it. */
+export interface CommandPolicy {
+  /** True when any rule is configured (policy-mode sessions start their shells without rc files). */
+  readonly active: boolean;
+  evaluate(command: string): PolicyDecision;
+}
+
+/** One audit record. `input` is never a secret: secret input is not passed here at all. */
+export interface AuditEntry {
+  kind: 'execute' | 'respond' | 'send_control' | 'check';
+  session_id?: string;
+  command_id?: string;
+  input: string;
+  decision: 'allow' | 'deny';
+  reason: string;
+}
+
+/** Where audit records go (e.g. a JSON-lines file). */
+export interface AuditSink {
+  record(entry: AuditEntry): void;
+}
+
+/** Programs that read commands: text typed into them is checked like `execute`. */
+export const SHELL_PROGRAMS: readonly string[] = ['bash', 'sh', 'zsh', 'dash', 'fish', 'ksh', 'mksh', 'ash', 'ssh', 'busybox'];

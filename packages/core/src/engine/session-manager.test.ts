@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { ConchError } from '../errors.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { FakeDriver } from '../testing/fake-driver.js';
+import type { CommandPolicy, PolicyDecision } from './policy-hook.js';
+import { SessionManager, type SessionManagerOptions } from './session-manager.js';
+
+function setup(options: Partial<SessionManagerOptions> = {}) {
+  const clock = new FakeClock();
+  const driver = new FakeDriver({ clock });
+  const manager = new SessionManager({ clock, localDriver: driver, ...options });
+  return { clock, driver, manager };
+}
+
+async function settled<T>(clock: FakeClock, promise: Promise<T>): Promise<T> {
+  let out: { v?: T; e?: unknown; done: boolean } = { done: false };
+  promise.then(
+    (v) => {
+      out = { v, done: true };
+    },
+    (e) => {
+      out = { e, done: true };
+    },
+  );
+  for (let i = 0; i < 100 && !out.done; i++) await clock.advance(100);
+  if (!out.done) throw new Error('did not settle');
+  if ('e' in out) throw out.e;
+  return out.v as T;
+}
+
+describe('SessionManager', () => {
+  it('creates the default session on first use, named and id "default"', async () => {
+    const { clock, manager } = setup();
+    expect(manager.listSessions()).toEqual([]);
+    const r = await settled(clock, manager.execute({ command: 'echo hi' }));
+    expect(r).toMatchObject({ session_id: 'default', output: 'hi', exit_code: 0 });
+    const [s] = manager.listSessions();
+    expect(s).toMatchObject({ session_id: 'default', name: 'default', kind: 'local', state: 'idle', shell: '/bin/bash' });
+    expect(s?.command_ids).toEqual([r.command_id]);
+  });
+
+  it('ids have the SPEC shapes', async () => {
+    const { clock, manager } = setup();
+    const s = await settled(clock, manager.createLocal({ name: 'work' }));
+    expect(s.session_id).toMatch(/^s_[a-z2-7]{8}$/);
+    expect(s.name).toBe('work');
+    const r = await settled(clock, manager.execute({ command: 'true', session_id: s.session_id }));
+    expect(r.command_id).toMatch(/^c_[a-z2-7]{10}$/);
+  });
+
+  it('tracks cwd after completed foreground commands, and cwd= runs a cd first', async () => {
+    const { clock, manager } = setup();
+    const cd = await settled(clock, manager.execute({ command: 'cd /srv' }));
+    expect(cd.cwd).toBe('/srv');
+    const pwd = await settled(clock, manager.execute({ command: 'pwd', cwd: '/etc' }));
+    expect(pwd).toMatchObject({ output: '/etc', cwd: '/etc' });
+    expect(manager.listSessions()[0]?.cwd).toBe('/etc');
+  });
+
+  it('runs a command isolated when the session shell is busy', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('hold', () => {});
+    const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 1 }));
+    expect(held.status).toBe('partial');
+    expect(manager.listSessions()[0]).toMatchObject({ state: 'busy', foreground_command_id: held.command_id });
+    const iso = await settled(clock, manager.execute({ command: 'echo side' }));
+    expect(iso).toMatchObject({ status: 'completed', isolated: true, output: 'side' });
+    expect(iso.cwd).toBeUndefined();
+  });
+
+  it('marks the session closed when its shell exits and recreates only the default session', async () => {
+    const { clock, manager } = setup();
+    const s = await settled(clock, manager.createLocal());
+    const r = await settled(clock, manager.execute({ command: 'exit 3', session_id: s.session_id }));
+    expect(r).toMatchObject({ status: 'completed', exit_code: 3 });
+    expect(manager.listSessions().find((x) => x.session_id === s.session_id)?.state).toBe('closed');
+    await expect(manager.execute({ command: 'true', session_id: s.session_id })).rejects.toMatchObject({
+      code: 'SESSION_CLOSED',
+    });
+    await settled(clock, manager.execute({ command: 'exit 0' }));
+    const again = await settled(clock, manager.execute({ command: 'echo back' }));
+    expect(again).toMatchObject({ session_id: 'default', output: 'back' });
+  });
+
+  it('gives the SPEC errors for unknown ids, finished commands and bad keys', async () => {
+    const { clock, driver, manager } = setup();
+    await expect(manager.readOutput({ command_id: 'c_nope' })).rejects.toMatchObject({
+      code: 'COMMAND_NOT_FOUND',
+      message: 'Invalid command_id: "c_nope".',
+    });
+    await expect(manager.execute({ command: 'true', session_id: 's_missing' })).rejects.toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+    });
+    const done = await settled(clock, manager.execute({ command: 'true' }));
+    await expect(manager.respond({ command_id: done.command_id, text: 'x' })).rejects.toMatchObject({
+      code: 'COMMAND_FINISHED',
+    });
+    driver.script('hold', () => {});
+    const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
+    const shell = driver.shells[0]!;
+    const before = shell.written.length;
+    const err = await manager.sendControl({ command_id: held.command_id, key: ['ctrl+c', 'hyper+q'] }).catch((e) => e);
+    expect(ConchError.is(err) && err.code).toBe('INVALID_ARGUMENT');
+    expect(String(err.message)).toContain('hyper+q');
+    expect(shell.written.length).toBe(before);
+    const killed = await manager.killProcess({ command_id: done.command_id });
+    expect(killed.result).toBe('already_exited');
+  });
+
+  it('rejects oversize input and empty commands', async () => {
+    const { manager } = setup({ limits: { maxInputBytes: 1000 } });
+    await expect(manager.execute({ command: 'x'.repeat(2000) })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+    await expect(manager.execute({ command: '  ' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('limits sessions and live commands', async () => {
+    const { clock, driver, manager } = setup({ limits: { maxSessions: 2, maxLiveCommands: 2 } });
+    await settled(clock, manager.createLocal());
+    await settled(clock, manager.createLocal());
+    await expect(manager.createLocal()).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+    const sid = manager.listSessions()[0]!.session_id;
+    driver.script('hold', () => {});
+    await settled(clock, manager.execute({ command: 'hold', session_id: sid, pause_timeout: 0 }));
+    await settled(clock, manager.execute({ command: 'hold', session_id: sid, pause_timeout: 0 }));
+    await expect(manager.execute({ command: 'hold', session_id: sid })).rejects.toMatchObject({
+      code: 'LIMIT_REACHED',
+    });
+  });
+
+  it('prunes finished commands after 30 minutes and beyond the newest 200', async () => {
+    const { clock, manager } = setup({ limits: { retainFinished: 3 } });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      ids.push((await settled(clock, manager.execute({ command: `echo ${i}` }))).command_id);
+      await clock.advance(1);
+    }
+    const kept = manager.listProcesses().processes.map((p) => p.command_id);
+    expect(kept).toEqual(ids.slice(2));
+    await expect(manager.readOutput({ command_id: ids[0]! })).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND' });
+    expect((await manager.readOutput({ command_id: ids[4]! })).status).toBe('completed');
+    await clock.advance(31 * 60 * 1000);
+    expect(manager.listProcesses().processes).toEqual([]);
+  });
+
+  it('masks secret input that a program echoes back', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('echo-back', (c) => {
+      c.print('Token: ');
+      c.setInputWait('blocked_read');
+      c.onInput((t) => {
+        c.print(`you typed ${t.replace('\r', '')}\r\n`);
+        c.exit(0);
+      });
+    });
+    const r = await settled(clock, manager.execute({ command: 'echo-back' }));
+    expect(r.reason).toBe('awaiting_input');
+    const done = await settled(clock, manager.respond({ command_id: r.command_id, text: 'tok-123456', secret: true }));
+    expect(done.output).toBe('you typed [secret]');
+    const page = await manager.readOutput({ command_id: r.command_id, offset: 0, view: 'text' });
+    expect(page.output).not.toContain('tok-123456');
+  });
+
+  it('lists and filters processes', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('hold', () => {});
+    const a = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
+    await settled(clock, manager.execute({ command: 'echo x' }));
+    const live = manager.listProcesses({ include_finished: false }).processes;
+    expect(live.map((p) => p.command_id)).toEqual([a.command_id]);
+    expect(manager.listProcesses({ filter: 'ECHO' }).processes).toHaveLength(1);
+    expect(live[0]).toMatchObject({ command: 'hold', state: 'running', background: false, isolated: false });
+  });
+
+  it('close_session kills what runs in it and forgets its commands', async () => {
+    const { clock, driver, manager } = setup();
+    const s = await settled(clock, manager.createLocal());
+    driver.script('hold', () => {});
+    const fg = await settled(clock, manager.execute({ command: 'hold', session_id: s.session_id, pause_timeout: 0 }));
+    const bg = await settled(clock, manager.execute({ command: 'hold', session_id: s.session_id, background: true }));
+    const closed = await settled(clock, manager.closeSession(s.session_id));
+    expect(closed.closed).toBe(true);
+    expect(closed.killed_command_ids.sort()).toEqual([fg.command_id, bg.command_id].sort());
+    expect(manager.listSessions()).toEqual([]);
+    await expect(manager.readOutput({ command_id: fg.command_id })).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND' });
+  });
+
+  it('denies by policy before anything runs, and checks text typed into a shell', async () => {
+    const policy: CommandPolicy = {
+      active: true,
+      evaluate(command: string): PolicyDecision {
+        const bad = /\brm\b/.test(command);
+        return {
+          decision: bad ? 'deny' : 'allow',
+          reason: bad ? 'rm is denied by rule "rm"' : 'allowed',
+          commands: [{ text: command, argv: command.split(' '), decision: bad ? 'deny' : 'allow', ...(bad ? { rule: 'rm' } : {}) }],
+        };
+      },
+    };
+    const audit: unknown[] = [];
+    const { clock, driver, manager } = setup({ policy, audit: { record: (e) => audit.push(e) } });
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    const before = shell.written.length;
+    await expect(manager.execute({ command: 'rm -rf x' })).rejects.toMatchObject({
+      code: 'POLICY_DENIED',
+      data: expect.objectContaining({ rule: 'rm', command: 'rm -rf x' }),
+    });
+    expect(shell.written.length).toBe(before);
+    expect(manager.checkCommand('rm x').decision).toBe('deny');
+    // A shell started by an allowed command: what is typed into it is checked too, even in pieces.
+    driver.script('subshell', (c) => c.onInput(() => {}));
+    const sub = await settled(clock, manager.execute({ command: 'subshell', pause_timeout: 0 }));
+    shell.foreground = 'bash';
+    await settled(clock, manager.respond({ command_id: sub.command_id, text: 'r', enter: false, pause_timeout: 0 }));
+    await expect(manager.respond({ command_id: sub.command_id, text: 'm -rf x', pause_timeout: 0 })).rejects.toMatchObject({
+      code: 'POLICY_DENIED',
+    });
+    expect(shell.written.join('')).not.toContain('m -rf x');
+    expect(audit.length).toBeGreaterThan(0);
+  });
+
+  it('reports a write that times out as WRITE_TIMEOUT without blocking', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('hold', (c) => c.onInput(() => {}));
+    const r = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
+    driver.shells[0]!.stuckWrites = true;
+    await expect(manager.respond({ command_id: r.command_id, text: 'x' })).rejects.toMatchObject({ code: 'WRITE_TIMEOUT' });
+  });
+
+  it('reports a shell that never becomes ready', async () => {
+    const { clock, driver, manager } = setup();
+    driver.failOpen = new Error('no such shell');
+    await expect(manager.createLocal({ shell: '/nope' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(manager.listSessions()).toEqual([]);
+    void clock;
+  });
+
+  it('rejects bad sizes and env names', async () => {
+    const { manager } = setup();
+    await expect(manager.createLocal({ cols: 5000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(manager.createLocal({ env: { 'BAD-NAME': 'x' } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});

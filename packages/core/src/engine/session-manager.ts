@@ -1,0 +1,907 @@
+/**
+ * The engine: sessions, commands and the calls of SPEC §2 over injected drivers and an injected clock.
+ * Faces (MCP server, CLI) validate and render; everything that a call means happens here.
+ */
+
+import type { Clock } from '../clock.js';
+import { ConchError, ErrorCode } from '../errors.js';
+import type { Driver, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import { encodeKeys } from '../input/key-map.js';
+import { OutputLog } from '../output/output-log.js';
+import { ShellIntegration, shellKindOf } from '../shell/shell-integration.js';
+import type {
+  CallContext,
+  CloseSessionResult,
+  CommandResult,
+  KillResult,
+  ProcessInfo,
+  SessionInfo,
+  WaitOptions,
+} from '../types.js';
+import { Command, type CommandTerminal } from './command.js';
+import { type RandomBytes, cryptoRandomBytes, newCommandId, newNonce, newSessionId } from './ids.js';
+import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
+import { type AuditSink, type CommandPolicy, type PolicyDecision, SHELL_PROGRAMS } from './policy-hook.js';
+import { Session, signalFromStatus } from './session.js';
+import { TerminalStream } from './terminal-stream.js';
+import { type WaitOutcome, type WaitSpec, waitForCommand } from './waiter.js';
+
+/** The id and name of the session used when a command names none. */
+export const DEFAULT_SESSION_ID = 'default';
+
+/** What the engine is built from. */
+export interface SessionManagerOptions {
+  clock: Clock;
+  /** Driver for local sessions (and the default session). */
+  localDriver?: Driver;
+  spill?: SpillStore;
+  screen?: ScreenFactory;
+  random?: RandomBytes;
+  limits?: Partial<EngineLimits>;
+  defaults?: Partial<EngineDefaults>;
+  policy?: CommandPolicy;
+  audit?: AuditSink;
+}
+
+/** `create_local` parameters. */
+export interface CreateLocalRequest {
+  shell?: string;
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  name?: string;
+}
+
+/** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
+export interface OpenSessionRequest extends CreateLocalRequest {
+  kind: 'local' | 'ssh';
+  host?: string;
+  port?: number;
+  username?: string;
+  /** Fixed id (only the default session uses this). */
+  id?: string;
+}
+
+/** `execute` parameters. */
+export interface ExecuteRequest extends WaitOptions {
+  command: string;
+  session_id?: string;
+  background?: boolean;
+  cwd?: string;
+  max_output_chars?: number;
+}
+
+/** `read_output` parameters. */
+export interface ReadOutputRequest extends WaitOptions {
+  command_id: string;
+  offset?: number;
+  length?: number;
+  view?: 'text' | 'screen' | 'raw';
+  filter?: string;
+  max_output_chars?: number;
+}
+
+/** `respond` parameters. */
+export interface RespondRequest extends WaitOptions {
+  command_id: string;
+  text: string;
+  enter?: boolean;
+  secret?: boolean;
+}
+
+/** `send_control` parameters. */
+export interface SendControlRequest extends WaitOptions {
+  command_id: string;
+  key: string | string[];
+}
+
+/** `list_processes` parameters. */
+export interface ListProcessesRequest {
+  filter?: string;
+  session_id?: string;
+  include_finished?: boolean;
+}
+
+/** `kill_process` parameters. */
+export interface KillProcessRequest {
+  command_id: string;
+  signal?: string;
+  grace_s?: number;
+}
+
+/** Signals `kill_process` accepts. */
+export const KILL_SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+
+/** The engine (see the module doc). */
+export class SessionManager {
+  readonly clock: Clock;
+  readonly limits: EngineLimits;
+  readonly defaults: EngineDefaults;
+  private readonly localDriver: Driver | undefined;
+  private readonly spill: SpillStore | undefined;
+  private readonly screenFactory: ScreenFactory | undefined;
+  private readonly random: RandomBytes;
+  private readonly policy: CommandPolicy | undefined;
+  private readonly audit: AuditSink | undefined;
+  private readonly sessions = new Map<string, Session>();
+  private readonly commands = new Map<string, Command>();
+  private readonly opening = new Map<string, Promise<Session>>();
+  private shuttingDown = false;
+
+  constructor(options: SessionManagerOptions) {
+    this.clock = options.clock;
+    this.localDriver = options.localDriver;
+    this.spill = options.spill;
+    this.screenFactory = options.screen;
+    this.random = options.random ?? cryptoRandomBytes;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.defaults = { ...DEFAULT_ENGINE_DEFAULTS, ...options.defaults };
+    this.policy = options.policy;
+    this.audit = options.audit;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Sessions
+
+  /** `create_local`: a new local session. */
+  async createLocal(request: CreateLocalRequest = {}): Promise<SessionInfo> {
+    const session = await this.openSession(this.requireLocalDriver(), { ...request, kind: 'local' });
+    return session.toInfo();
+  }
+
+  /**
+   * Opens a session on `driver` and waits until its shell is ready. Used by `create_local` and by the
+   * SSH face. On failure nothing is left behind.
+   */
+  async openSession(driver: Driver, request: OpenSessionRequest): Promise<Session> {
+    this.assertOpen();
+    if (this.sessions.size >= this.limits.maxSessions) {
+      throw new ConchError(
+        ErrorCode.LIMIT_REACHED,
+        `Session limit reached: ${this.sessions.size} of ${this.limits.maxSessions} sessions are open.`,
+        { hint: 'Close a session with close_session (list_sessions shows them).' },
+      );
+    }
+    const cols = this.checkSize('cols', request.cols ?? this.defaults.cols, this.limits.maxCols);
+    const rows = this.checkSize('rows', request.rows ?? this.defaults.rows, this.limits.maxRows);
+    if (request.env !== undefined) this.checkEnv(request.env);
+    const id = request.id ?? this.uniqueSessionId();
+    const shell = request.shell ?? this.defaults.shell ?? (await driver.defaultShell());
+    const shellKind = shellKindOf(shell);
+    const integration = new ShellIntegration(shellKind, newNonce(this.random));
+    const noRc = this.policy?.active === true;
+    const env: Record<string, string> = {
+      ...this.defaults.env,
+      ...request.env,
+      CONCH_SESSION_ID: id,
+    };
+    const envFile = await driver.writePrivateFile(`${id}/env`, '');
+    const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
+    const initPath = await driver.writePrivateFile(initName, '');
+    const zdotdir = undefined;
+    await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc, ...(zdotdir ? { zdotdir } : {}) }));
+    const launch = integration.launch(initPath, { noRc });
+    const screen = this.screenFactory?.(cols, rows);
+    const session = new Session({
+      id,
+      name: request.name ?? id,
+      kind: request.kind,
+      shell,
+      shellKind,
+      driver,
+      integration,
+      clock: this.clock,
+      cols,
+      rows,
+      screen,
+      envFile,
+      env,
+      writeDeadlineMs: this.defaults.writeDeadlineMs,
+      ...(request.host === undefined ? {} : { host: request.host }),
+      ...(request.port === undefined ? {} : { port: request.port }),
+      ...(request.username === undefined ? {} : { username: request.username }),
+    });
+    const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
+    let proc: TerminalProcess;
+    try {
+      proc = await driver.openShell({
+        shell,
+        args: launch.args,
+        cwd,
+        env: { ...env, ...launch.env },
+        cols,
+        rows,
+      });
+    } catch (error) {
+      screen?.dispose();
+      throw ConchError.is(error)
+        ? error
+        : new ConchError(ErrorCode.INVALID_ARGUMENT, `Could not start shell ${JSON.stringify(shell)}: ${String(error)}`, {
+            hint: 'Give an existing shell (bash, zsh, sh) and an existing cwd.',
+            cause: error,
+          });
+    }
+    this.sessions.set(id, session);
+    try {
+      await session.attach(proc, this.defaults.shellStartTimeoutMs);
+    } catch (error) {
+      this.sessions.delete(id);
+      await session.close(0).catch(() => {});
+      throw error;
+    }
+    return session;
+  }
+
+  /** `list_sessions`. */
+  listSessions(): SessionInfo[] {
+    this.prune();
+    return [...this.sessions.values()].map((s) => s.toInfo());
+  }
+
+  /** The session with this id (for faces that need the object, e.g. SSH reconnect). */
+  getSession(sessionId: string): Session {
+    const session = this.sessions.get(sessionId);
+    if (!session) {
+      throw new ConchError(ErrorCode.SESSION_NOT_FOUND, `Invalid session_id: ${JSON.stringify(sessionId)}.`, {
+        hint: `Valid session ids: ${[...this.sessions.keys()].join(', ') || '(none)'}; call list_sessions.`,
+      });
+    }
+    return session;
+  }
+
+  /** `close_session`: kills every process of the session and removes it. */
+  async closeSession(sessionId: string): Promise<CloseSessionResult> {
+    const session = this.getSession(sessionId);
+    const killed: string[] = [];
+    const graceMs = this.defaults.killGraceS * 1000;
+    const live = session.commandIds.map((id) => this.commands.get(id)).filter((c): c is Command => !!c && !c.ended);
+    await Promise.all(
+      live
+        .filter((c) => c.isolated)
+        .map(async (c) => {
+          c.killRequested = true;
+          killed.push(c.id);
+          await c.terminal.kill({ signal: 'SIGTERM', graceMs }).catch(() => undefined);
+        }),
+    );
+    if (session.foreground && !session.foreground.ended) {
+      session.foreground.killRequested = true;
+      killed.push(session.foreground.id);
+    }
+    await session.close(graceMs);
+    for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
+    this.sessions.delete(sessionId);
+    for (const id of session.commandIds) this.forgetCommand(id);
+    void session.driver.removePrivateFile(session.envFile).catch(() => {});
+    if (session.kind === 'ssh') await session.driver.dispose().catch(() => {});
+    return { session_id: sessionId, closed: true, killed_command_ids: killed };
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Commands
+
+  /** `execute`: runs a command and waits per SPEC §3. */
+  async execute(request: ExecuteRequest, context: CallContext = {}): Promise<CommandResult> {
+    this.assertOpen();
+    const text = this.checkInput('command', request.command);
+    if (text.trim() === '') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'command is empty.', { hint: 'Give a shell command.' });
+    }
+    const spec = this.waitSpec(request, false);
+    const maxChars = this.maxChars(request.max_output_chars);
+    const session = await this.resolveSession(request.session_id);
+    this.checkPolicy(text, 'execute', session.id);
+    this.prune();
+    this.checkLiveLimit();
+    const isolated = request.background === true || !session.idle;
+    const command = isolated
+      ? await this.startIsolated(session, text, request.cwd, request.background === true)
+      : await this.startForeground(session, text, request.cwd);
+    if (request.background === true) {
+      const outcome = await waitForCommand(
+        command,
+        { ...spec, pauseMs: this.defaults.backgroundProbeMs, totalMs: this.defaults.backgroundProbeMs, until: undefined },
+        this.clock,
+        {},
+      );
+      const reason = outcome.reason === 'exited' ? 'exited' : 'background';
+      return this.result(command, { reason }, maxChars);
+    }
+    const outcome = await waitForCommand(command, spec, this.clock, context);
+    return this.result(command, outcome, maxChars);
+  }
+
+  /** `read_output`: waits for more output, or pages through the log when `offset` is given. */
+  async readOutput(request: ReadOutputRequest, context: CallContext = {}): Promise<CommandResult> {
+    const command = this.getCommand(request.command_id);
+    const maxChars = this.maxChars(request.max_output_chars);
+    const view = request.view ?? 'text';
+    if (!['text', 'screen', 'raw'].includes(view)) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid view: ${JSON.stringify(view)}.`, {
+        hint: 'Valid views: "text", "screen", "raw".',
+      });
+    }
+    const filter = request.filter === undefined ? undefined : this.compileRegex('filter', request.filter);
+    if (request.offset !== undefined || filter !== undefined) {
+      const length = request.length ?? 1000;
+      if (!Number.isInteger(length) || length < 1 || length > 100_000) {
+        throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid length: ${length}.`, {
+          hint: 'length is a whole number of lines from 1 to 100000 (default 1000).',
+        });
+      }
+      const offset = request.offset ?? 0;
+      if (!Number.isInteger(offset)) {
+        throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid offset: ${offset}.`, {
+          hint: 'offset is a whole number: ≥ 0 = absolute line (0-based), < 0 = the last |offset| lines.',
+        });
+      }
+      return this.pageResult(command, offset, length, filter, maxChars);
+    }
+    const spec = this.waitSpec(request, false);
+    const outcome = await waitForCommand(command, spec, this.clock, context);
+    if (view === 'text') return this.result(command, outcome, maxChars);
+    const result = this.result(command, outcome, maxChars, false);
+    if (view === 'raw') {
+      const raw = command.log.rawTail(maxChars);
+      result.output = raw.note === '' ? raw.text : `${raw.note}\n${raw.text}`;
+    } else {
+      const screen = await command.terminal.screen();
+      if (screen) {
+        result.screen = screen;
+        result.output = screen.rows.join('\n');
+      }
+    }
+    return result;
+  }
+
+  /** `respond`: types text (and Enter) into a running command, then waits. */
+  async respond(request: RespondRequest, context: CallContext = {}): Promise<CommandResult> {
+    const command = this.getLiveCommand(request.command_id);
+    const text = this.checkInput('text', request.text);
+    const spec = this.waitSpec(request, true);
+    const enter = request.enter !== false;
+    const secret = request.secret === true;
+    await this.checkTypedInput(command, text, enter, secret);
+    if (secret) command.terminal.addSecret(text);
+    command.markInputSent();
+    await command.terminal.write(enter ? `${text}\r` : text, this.defaults.writeDeadlineMs);
+    const outcome = await waitForCommand(command, spec, this.clock, context);
+    return this.result(command, outcome, this.maxChars(undefined));
+  }
+
+  /** `send_control`: presses keys in a running command's terminal, then waits. */
+  async sendControl(request: SendControlRequest, context: CallContext = {}): Promise<CommandResult> {
+    const command = this.getLiveCommand(request.command_id);
+    const bytes = encodeKeys(request.key, { applicationCursor: command.log.applicationCursor });
+    const spec = this.waitSpec(request, true);
+    const keys = Array.isArray(request.key) ? request.key : [request.key];
+    const pressesEnter = keys.some((k) => /^(enter|return|ctrl[-+]?m|c-m|\^m)$/i.test(k.replace(/\s/g, '')));
+    if (pressesEnter) await this.checkTypedInput(command, '', true, false);
+    else if (keys.some((k) => /^(ctrl[-+]?[cu]|c-[cu]|\^[cu])$/i.test(k.replace(/\s/g, '')))) {
+      command.pendingShellInput = '';
+    }
+    command.markInputSent();
+    await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
+    const outcome = await waitForCommand(command, spec, this.clock, context);
+    return this.result(command, outcome, this.maxChars(undefined));
+  }
+
+  /** `list_processes`. */
+  listProcesses(request: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
+    this.prune();
+    const includeFinished = request.include_finished !== false;
+    const filter = request.filter?.toLowerCase();
+    if (request.session_id !== undefined) this.getSession(request.session_id);
+    const processes = [...this.commands.values()]
+      .filter((c) => includeFinished || !c.ended)
+      .filter((c) => request.session_id === undefined || c.sessionId === request.session_id)
+      .filter((c) => filter === undefined || c.text.toLowerCase().includes(filter) || c.id.includes(filter))
+      .map((c) => c.toProcessInfo());
+    return { processes };
+  }
+
+  /** `kill_process`: kills a command's whole process tree. */
+  async killProcess(request: KillProcessRequest): Promise<KillResult> {
+    const command = this.getCommand(request.command_id);
+    const signal = (request.signal ?? 'SIGTERM').toUpperCase();
+    const normalized = signal.startsWith('SIG') ? signal : `SIG${signal}`;
+    if (!(KILL_SIGNALS as readonly string[]).includes(normalized)) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid signal: ${JSON.stringify(request.signal)}.`, {
+        hint: `Valid signals: ${KILL_SIGNALS.join(', ')}.`,
+      });
+    }
+    const graceS = request.grace_s ?? this.defaults.killGraceS;
+    if (typeof graceS !== 'number' || !Number.isFinite(graceS) || graceS < 0 || graceS > 300) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid grace_s: ${graceS}.`, {
+        hint: 'grace_s is seconds from 0 to 300 (default 5).',
+      });
+    }
+    if (command.ended) {
+      return {
+        command_id: command.id,
+        result: 'already_exited',
+        exit_code: command.exitCode,
+        signal: command.signal,
+        survivors: [],
+      };
+    }
+    command.killRequested = true;
+    const report = await command.terminal.kill({ signal: normalized, graceMs: graceS * 1000 });
+    if (!command.ended) {
+      // The tree is gone but no end was reported yet (e.g. a foreground job whose shell prompt is
+      // still being drawn): wait briefly for the marker, then end it ourselves.
+      await waitForCommand(
+        command,
+        { pauseMs: 2000, totalMs: 2000, settleMs: 1e9, inputJustSent: true, progressMs: 1e9 },
+        this.clock,
+      );
+      if (!command.ended && report.result !== 'stop_unconfirmed') {
+        command.end({ state: 'killed', exitCode: null, signal: normalized });
+      }
+    }
+    return {
+      command_id: command.id,
+      result: report.result === 'already_exited' ? 'killed' : report.result,
+      exit_code: command.exitCode,
+      signal: command.signal ?? normalized,
+      survivors: report.survivors,
+    };
+  }
+
+  /** `check_command`: the policy decision for a command, without running anything. */
+  checkCommand(command: string, sessionId?: string): PolicyDecision {
+    const text = this.checkInput('command', command);
+    if (sessionId !== undefined) this.getSession(sessionId);
+    const decision = this.policy?.evaluate(text) ?? {
+      decision: 'allow' as const,
+      reason: 'No policy is configured: every command is allowed.',
+      commands: [],
+    };
+    this.audit?.record({
+      kind: 'check',
+      input: text,
+      decision: decision.decision,
+      reason: decision.reason,
+      ...(sessionId === undefined ? {} : { session_id: sessionId }),
+    });
+    return decision;
+  }
+
+  /** Kills everything every session started and closes them (server shutdown). */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    await Promise.allSettled([...this.sessions.keys()].map((id) => this.closeSession(id)));
+    for (const c of this.commands.values()) {
+      if (!c.ended) {
+        await c.terminal.kill({ signal: 'SIGKILL', graceMs: 0 }).catch(() => undefined);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Internals
+
+  private assertOpen(): void {
+    if (this.shuttingDown) throw new ConchError(ErrorCode.INTERNAL, 'The server is shutting down.');
+  }
+
+  private requireLocalDriver(): Driver {
+    if (!this.localDriver) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'Local sessions are not available in this server.');
+    }
+    return this.localDriver;
+  }
+
+  private uniqueSessionId(): string {
+    for (;;) {
+      const id = newSessionId(this.random);
+      if (!this.sessions.has(id)) return id;
+    }
+  }
+
+  private async resolveSession(sessionId: string | undefined): Promise<Session> {
+    const id = sessionId ?? DEFAULT_SESSION_ID;
+    const existing = this.sessions.get(id);
+    if (id === DEFAULT_SESSION_ID && (!existing || existing.state === 'closed' || existing.state === 'lost')) {
+      if (existing) {
+        this.sessions.delete(id);
+        for (const cid of existing.commandIds) this.forgetCommand(cid);
+      }
+      let opening = this.opening.get(id);
+      if (!opening) {
+        opening = this.openSession(this.requireLocalDriver(), { kind: 'local', id, name: DEFAULT_SESSION_ID });
+        this.opening.set(id, opening);
+        opening.then(
+          () => this.opening.delete(id),
+          () => this.opening.delete(id),
+        );
+      }
+      return opening;
+    }
+    const session = this.getSession(id);
+    if (session.state === 'closed') {
+      throw new ConchError(ErrorCode.SESSION_CLOSED, `Session ${id} is closed (its shell exited).`, {
+        hint: 'Open a new session with create_local or connect_ssh, or omit session_id to use the default session.',
+      });
+    }
+    if (session.state === 'lost') {
+      throw new ConchError(ErrorCode.SESSION_LOST, `Session ${id} is lost (its connection went away).`, {
+        hint: 'Reconnect with connect_ssh; close_session removes the lost session.',
+      });
+    }
+    return session;
+  }
+
+  private getCommand(commandId: string): Command {
+    this.prune();
+    const command = this.commands.get(commandId);
+    if (!command) {
+      throw new ConchError(ErrorCode.COMMAND_NOT_FOUND, `Invalid command_id: ${JSON.stringify(commandId)}.`, {
+        hint: 'The id is unknown or was pruned (finished > 30 min ago or beyond the newest 200); list_processes shows valid ids.',
+      });
+    }
+    return command;
+  }
+
+  private getLiveCommand(commandId: string): Command {
+    const command = this.getCommand(commandId);
+    if (command.ended) {
+      throw new ConchError(
+        ErrorCode.COMMAND_FINISHED,
+        `Command ${commandId} has already finished (${command.state}, exit code ${command.exitCode}); it takes no input.`,
+        { hint: 'read_output still returns its log; run a new command with execute.' },
+      );
+    }
+    return command;
+  }
+
+  private newLog(commandId: string): OutputLog {
+    const spill = this.spill?.create(commandId);
+    return new OutputLog({
+      ringChars: this.limits.ringChars,
+      rawRingBytes: this.limits.rawRingBytes,
+      ...(spill ? { spill } : {}),
+    });
+  }
+
+  private register(session: Session, command: Command): void {
+    this.commands.set(command.id, command);
+    session.commandIds.push(command.id);
+  }
+
+  private uniqueCommandId(): string {
+    for (;;) {
+      const id = newCommandId(this.random);
+      if (!this.commands.has(id)) return id;
+    }
+  }
+
+  private async startForeground(session: Session, text: string, cwd: string | undefined): Promise<Command> {
+    const id = this.uniqueCommandId();
+    const terminal: CommandTerminal = {
+      write: (data) => session.write(data),
+      inputWaitEvidence: async () => (await session.proc?.inputWaitEvidence?.()) ?? 'unknown',
+      kill: async ({ signal, graceMs }) => {
+        const proc = session.proc;
+        if (!proc) return { result: 'already_exited', survivors: [] };
+        if (proc.killJob) return proc.killJob({ signal, graceMs, markerId: id });
+        await proc.write('\x03', this.defaults.writeDeadlineMs);
+        return { result: 'killed', survivors: [] };
+      },
+      applicationCursor: () => command.log.applicationCursor,
+      screen: () => session.screenSnapshot(),
+      addSecret: (secret) => session.addSecret(secret),
+      foregroundProgram: async () => (await session.proc?.foregroundProgram?.()) ?? undefined,
+    };
+    const command = new Command({
+      id,
+      sessionId: session.id,
+      text,
+      isolated: false,
+      background: false,
+      log: this.newLog(id),
+      clock: this.clock,
+      terminal,
+    });
+    this.register(session, command);
+    await session.run(command, cwd);
+    return command;
+  }
+
+  private async startIsolated(session: Session, text: string, cwd: string | undefined, background: boolean): Promise<Command> {
+    const id = this.uniqueCommandId();
+    const launch = session.integration.isolatedLaunch({
+      commandId: id,
+      text,
+      cwd: cwd ?? session.cwd ?? undefined,
+      envFile: session.envFile,
+      shell: session.shell,
+    });
+    const screen = this.screenFactory?.(session.cols, session.rows);
+    const stream = new TerminalStream(session.integration.nonce, screen);
+    let proc: TerminalProcess | undefined;
+    let endInfo: { status: number | null; cwd: string } | undefined;
+    const terminal: CommandTerminal = {
+      write: (data) => {
+        if (!proc) return Promise.reject(new ConchError(ErrorCode.COMMAND_FINISHED, `Command ${id} has finished.`));
+        return proc.write(data, this.defaults.writeDeadlineMs);
+      },
+      inputWaitEvidence: async () => (await proc?.inputWaitEvidence?.()) ?? 'unknown',
+      kill: async ({ signal, graceMs }) =>
+        proc ? proc.kill({ signal, graceMs, markerId: id }) : { result: 'already_exited', survivors: [] },
+      applicationCursor: () => command.log.applicationCursor,
+      screen: async () => screen?.snapshot(),
+      addSecret: (secret) => stream.redactor.add(secret),
+      foregroundProgram: async () => (await proc?.foregroundProgram?.()) ?? undefined,
+    };
+    const command = new Command({
+      id,
+      sessionId: session.id,
+      text,
+      isolated: true,
+      background,
+      log: this.newLog(id),
+      clock: this.clock,
+      terminal,
+    });
+    const deliver = (pieces: ReturnType<TerminalStream['push']>) => {
+      for (const piece of pieces) {
+        if (piece.type === 'data') command.appendOutput(piece.bytes);
+        else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
+          endInfo = { status: piece.marker.status, cwd: piece.marker.cwd };
+        }
+      }
+    };
+    try {
+      proc = await session.driver.spawn({
+        file: launch.file,
+        args: launch.args,
+        cwd: undefined,
+        env: { ...session.env, CONCH_COMMAND_ID: id },
+        cols: session.cols,
+        rows: session.rows,
+      });
+    } catch (error) {
+      screen?.dispose();
+      throw ConchError.is(error)
+        ? error
+        : new ConchError(ErrorCode.INTERNAL, `Could not start an isolated command: ${String(error)}`, { cause: error });
+    }
+    command.pid = proc.pid;
+    this.register(session, command);
+    const running = proc;
+    const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
+    const exitSub = running.onExit((info) => {
+      deliver(stream.flush());
+      dataSub.dispose();
+      exitSub.dispose();
+      proc = undefined;
+      running.dispose();
+      screen?.dispose();
+      if (info.lost) {
+        command.end({ state: 'lost', exitCode: null, signal: null });
+      } else if (endInfo) {
+        command.end({ state: 'exited', exitCode: endInfo.status, signal: signalFromStatus(endInfo.status) });
+      } else {
+        command.end({
+          state: info.signal || command.killRequested ? 'killed' : 'exited',
+          exitCode: info.signal ? null : info.exitCode,
+          signal: info.signal,
+        });
+      }
+    });
+    return command;
+  }
+
+  private result(command: Command, outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] }, maxChars: number, read = true): CommandResult {
+    const read_ = read ? command.log.readSince(command.cursor, { maxChars }) : undefined;
+    if (read_) command.cursor = read_.next;
+    const completed = command.ended;
+    const result: CommandResult = {
+      status: completed ? 'completed' : 'partial',
+      command_id: command.id,
+      session_id: command.sessionId,
+      output: read_?.text ?? '',
+      state: command.state,
+      reason: completed ? 'exited' : outcome.reason === 'exited' ? 'silence' : outcome.reason,
+      duration_ms: command.durationMs(),
+      output_info: {
+        bytes_total: command.log.bytesTotal,
+        lines_total: command.log.linesTotal,
+        truncated: read_?.truncated ?? false,
+        omitted_lines: read_?.omittedLines ?? 0,
+      },
+    };
+    if (completed) {
+      result.exit_code = command.exitCode;
+      result.signal = command.signal;
+      if (!command.isolated && command.cwdAfter !== undefined) result.cwd = command.cwdAfter;
+    }
+    if (command.isolated) result.isolated = true;
+    const prompt = outcome.prompt ?? (command.state === 'awaiting_input' ? command.prompt : undefined);
+    if (prompt && !completed) result.prompt = prompt;
+    const path = command.log.spillPath;
+    if (path !== undefined) result.output_info.log_path = path;
+    return result;
+  }
+
+  private pageResult(command: Command, offset: number, length: number, filter: RegExp | undefined, maxChars: number): CommandResult {
+    const page = command.log.page({ offset, length, maxChars, ...(filter ? { filter } : {}) });
+    const result = this.result(command, { reason: command.ended ? 'exited' : 'silence' }, maxChars, false);
+    result.output = page.text === '' ? page.header : `${page.header}\n${page.text}`;
+    result.page = page.info;
+    return result;
+  }
+
+  private waitSpec(options: WaitOptions, inputJustSent: boolean): WaitSpec {
+    const pause = this.checkTimeout('pause_timeout', options.pause_timeout, this.defaults.pauseTimeoutS);
+    const total = this.checkTimeout('total_timeout', options.total_timeout, this.defaults.totalTimeoutS);
+    const spec: WaitSpec = {
+      pauseMs: pause * 1000,
+      totalMs: total * 1000,
+      settleMs: this.defaults.promptSettleMs,
+      inputJustSent,
+      progressMs: this.defaults.progressMs,
+    };
+    if (options.until !== undefined) spec.until = this.compileRegex('until', options.until);
+    return spec;
+  }
+
+  private checkTimeout(name: string, value: number | undefined, fallback: number): number {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > this.limits.maxTimeoutS) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: ${JSON.stringify(value)}.`, {
+        hint: `${name} is seconds, a number from 0 to ${this.limits.maxTimeoutS} (default ${fallback}).`,
+      });
+    }
+    return value;
+  }
+
+  private compileRegex(name: string, source: string): RegExp {
+    if (typeof source !== 'string' || source.length > 1000) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: a regex of at most 1000 characters is expected.`);
+    }
+    try {
+      return new RegExp(source, 'm');
+    } catch (error) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name} regex ${JSON.stringify(source)}: ${(error as Error).message}`, {
+        hint: 'Use JavaScript regular-expression syntax, e.g. "ready|listening on".',
+      });
+    }
+  }
+
+  private maxChars(value: number | undefined): number {
+    if (value === undefined) return Math.min(this.defaults.maxOutputChars, this.limits.maxOutputChars);
+    if (!Number.isInteger(value) || value < 100 || value > this.limits.maxOutputChars) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid max_output_chars: ${JSON.stringify(value)}.`, {
+        hint: `max_output_chars is a whole number from 100 to ${this.limits.maxOutputChars} (default ${this.defaults.maxOutputChars}).`,
+      });
+    }
+    return value;
+  }
+
+  private checkSize(name: string, value: number, max: number): number {
+    if (!Number.isInteger(value) || value < 1 || value > max) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: ${JSON.stringify(value)}.`, {
+        hint: `${name} is a whole number from 1 to ${max}.`,
+      });
+    }
+    return value;
+  }
+
+  private checkEnv(env: Record<string, string>): void {
+    for (const [key, value] of Object.entries(env)) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+        throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid env entry ${JSON.stringify(key)}.`, {
+          hint: 'env maps variable names ([A-Za-z_][A-Za-z0-9_]*) to strings without NUL.',
+        });
+      }
+    }
+  }
+
+  private checkInput(name: string, value: string): string {
+    if (typeof value !== 'string') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: a string is expected.`);
+    }
+    // UTF-16 length × 3 bounds the UTF-8 size; only measure exactly near the limit.
+    if (value.length * 3 > this.limits.maxInputBytes) {
+      const bytes = new TextEncoder().encode(value).length;
+      if (bytes > this.limits.maxInputBytes) {
+        throw new ConchError(
+          ErrorCode.LIMIT_REACHED,
+          `${name} is ${bytes} bytes; the limit is ${this.limits.maxInputBytes} bytes per call.`,
+          { hint: 'Write long scripts to a file and run the file.' },
+        );
+      }
+    }
+    return value;
+  }
+
+  private checkLiveLimit(): void {
+    let live = 0;
+    for (const c of this.commands.values()) if (!c.ended) live++;
+    if (live >= this.limits.maxLiveCommands) {
+      throw new ConchError(
+        ErrorCode.LIMIT_REACHED,
+        `Live command limit reached: ${live} of ${this.limits.maxLiveCommands} commands are running.`,
+        { hint: 'Kill finished-with background commands with kill_process (list_processes shows them).' },
+      );
+    }
+  }
+
+  private checkPolicy(text: string, kind: 'execute' | 'respond' | 'send_control', sessionId: string, commandId?: string): void {
+    if (!this.policy) return;
+    const decision = this.policy.evaluate(text);
+    this.audit?.record({
+      kind,
+      session_id: sessionId,
+      ...(commandId === undefined ? {} : { command_id: commandId }),
+      input: text,
+      decision: decision.decision,
+      reason: decision.reason,
+    });
+    if (decision.decision === 'deny') {
+      const denied = decision.commands.find((c) => c.decision === 'deny');
+      throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${decision.reason}`, {
+        hint: 'Nothing was run. check_command explains the decision per sub-command.',
+        data: {
+          ...(denied ? { command: denied.text, rule: denied.rule ?? null } : {}),
+          decision,
+        },
+      });
+    }
+  }
+
+  /**
+   * Text typed into a foreground program that is itself a shell (or ssh) is checked like `execute`:
+   * partial input is collected until Enter, so a command cannot be smuggled in pieces.
+   */
+  private async checkTypedInput(command: Command, text: string, enter: boolean, secret: boolean): Promise<void> {
+    if (!this.policy?.active) return;
+    if (secret) return;
+    const program = await command.terminal.foregroundProgram();
+    const isShell = program !== undefined && SHELL_PROGRAMS.includes(program.replace(/^-/, '').split('/').pop() ?? '');
+    if (!isShell) {
+      this.audit?.record({ kind: 'respond', session_id: command.sessionId, command_id: command.id, input: text, decision: 'allow', reason: `typed into ${program ?? 'a program'} (not a shell)` });
+      return;
+    }
+    const line = command.pendingShellInput + text;
+    if (!enter && !/[\r\n]/.test(text)) {
+      command.pendingShellInput = line;
+      return;
+    }
+    command.pendingShellInput = '';
+    if (line.trim() === '') return;
+    try {
+      this.checkPolicy(line, 'respond', command.sessionId, command.id);
+    } catch (error) {
+      // Clear what was already typed on that line (Ctrl+U), so the denied command cannot complete later.
+      if (line !== text) await command.terminal.write('\x15', this.defaults.writeDeadlineMs).catch(() => {});
+      throw error;
+    }
+  }
+
+  private forgetCommand(id: string): void {
+    const command = this.commands.get(id);
+    if (!command) return;
+    this.commands.delete(id);
+    command.log.close?.(true);
+  }
+
+  /** Drops finished commands older than the retention time or beyond the newest N finished. */
+  private prune(): void {
+    const now = this.clock.now();
+    const finished = [...this.commands.values()].filter((c) => c.ended).sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+    finished.forEach((c, index) => {
+      if (index >= this.limits.retainFinished || now - (c.endedAt ?? now) > this.limits.retainMs) {
+        this.forgetCommand(c.id);
+        const session = this.sessions.get(c.sessionId);
+        if (session) {
+          const at = session.commandIds.indexOf(c.id);
+          if (at >= 0) session.commandIds.splice(at, 1);
+        }
+      }
+    });
+  }
+}

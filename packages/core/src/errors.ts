@@ -1,0 +1,79 @@
+/**
+ * The error codes of SPEC §8. Every error conch reports carries exactly one of these.
+ */
+export const ErrorCode = {
+  INVALID_ARGUMENT: 'INVALID_ARGUMENT',
+  SESSION_NOT_FOUND: 'SESSION_NOT_FOUND',
+  SESSION_CLOSED: 'SESSION_CLOSED',
+  SESSION_LOST: 'SESSION_LOST',
+  COMMAND_NOT_FOUND: 'COMMAND_NOT_FOUND',
+  COMMAND_FINISHED: 'COMMAND_FINISHED',
+  POLICY_DENIED: 'POLICY_DENIED',
+  LIMIT_REACHED: 'LIMIT_REACHED',
+  SSH_AUTH_FAILED: 'SSH_AUTH_FAILED',
+  SSH_HOST_KEY_REJECTED: 'SSH_HOST_KEY_REJECTED',
+  SSH_UNREACHABLE: 'SSH_UNREACHABLE',
+  WRITE_TIMEOUT: 'WRITE_TIMEOUT',
+  DELEGATE_BUSY: 'DELEGATE_BUSY',
+  DELEGATE_UNAVAILABLE: 'DELEGATE_UNAVAILABLE',
+  INTERNAL: 'INTERNAL',
+} as const;
+
+/** One of the string codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** All error codes, in SPEC order. */
+export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
+
+const BRAND = Symbol.for('conch.ConchError');
+
+/** Options for {@link ConchError}. */
+export interface ConchErrorOptions {
+  /** What the caller can do about it, e.g. "call list_sessions to see valid ids". */
+  hint?: string;
+  /** Machine-readable details (never secrets). */
+  data?: Record<string, unknown>;
+  /** The underlying error, if any. */
+  cause?: unknown;
+}
+
+/**
+ * The one error type of conch. `code` is one of {@link ErrorCode}; `message` names the bad value and the
+ * valid choices. Branded with `Symbol.for` so {@link ConchError.is} works across duplicated package copies.
+ */
+export class ConchError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: ConchErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ConchError';
+    this.code = code;
+    this.hint = options.hint;
+    this.data = options.data;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** True for any ConchError, even one created by another copy of this package. */
+  static is(value: unknown): value is ConchError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+
+  /** The wire shape of SPEC §8: `{ code, message, hint?, data? }`. */
+  toJSON(): { code: ErrorCode; message: string; hint?: string; data?: Record<string, unknown> } {
+    return {
+      code: this.code,
+      message: this.message,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      ...(this.data === undefined ? {} : { data: this.data }),
+    };
+  }
+}
+
+/** Wraps anything thrown into a ConchError (unknown errors become `INTERNAL`). */
+export function toConchError(value: unknown): ConchError {
+  if (ConchError.is(value)) return value;
+  const message = value instanceof Error ? value.message : String(value);
+  return new ConchError(ErrorCode.INTERNAL, `Internal error: ${message}`, { cause: value });
+}

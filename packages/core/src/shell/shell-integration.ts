@@ -1,0 +1,200 @@
+/**
+ * Shell integration: the init scripts that make a session shell report, through a private escape
+ * sequence carrying a per-session random nonce, the start of each command, its exit status and the
+ * shell's cwd; and the encoding of a command into the one line conch types (SPEC §5).
+ *
+ * Protocol (all markers are `ESC ] 6973 ; NONCE ; KIND ; … BEL`):
+ * - `R;CWD`              the shell finished its init and is at its first prompt
+ * - `S;ID`               command ID starts (printed before any of its output)
+ * - `E;ID;STATUS;CWD`    command ID ended with STATUS; CWD is the shell's cwd afterwards
+ *
+ * A foreground command is typed as one line, ` __conch_s ID;eval $'{ TEXT\n}';__conch_e ID`, with every
+ * byte outside printable ASCII (and `'`, `\`, `!`) written as `\xHH`, so the terminal's line editor sees
+ * neither control characters nor history expansion. `eval` of a brace group lets the live shell's own
+ * parser (with the session's aliases and shopts) read the whole input before running any of it: a
+ * syntax error or an unterminated quote runs nothing and completes with status 2 instead of leaving
+ * the shell at a continuation prompt. Heredocs and multi-line input need no special case. Input too
+ * long for a terminal line is written to a private file that the shell sources instead.
+ */
+
+import type { ShellKind } from '../driver.js';
+
+/** The OSC number conch's markers use. */
+export const MARKER_OSC = 6973;
+
+/** Longest line conch types into a terminal; longer input goes through a private script file. */
+export const MAX_TYPED_LINE = 3800;
+
+/** Guesses the integration flavour from a shell path or name. */
+export function shellKindOf(shell: string): ShellKind {
+  const base = shell.split('/').pop() ?? shell;
+  if (/^(bash|rbash)\b/.test(base)) return 'bash';
+  if (/^zsh\b/.test(base)) return 'zsh';
+  return 'sh';
+}
+
+/** Single-quotes a string for POSIX shells. */
+export function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Encodes text as the body of a bash/zsh `$'…'` string using only printable ASCII. */
+export function ansiCQuote(text: string): string {
+  const bytes = new TextEncoder().encode(text);
+  let out = "$'";
+  for (const b of bytes) {
+    if (b >= 0x20 && b < 0x7f && b !== 0x27 && b !== 0x5c && b !== 0x21) out += String.fromCharCode(b);
+    else if (b === 0x0a) out += '\\n';
+    else out += `\\x${b.toString(16).padStart(2, '0')}`;
+  }
+  return `${out}'`;
+}
+
+/** What the session must do to run a command: type `line`; if `script` is set, first write it to a file. */
+export interface EncodedCommand {
+  /** The line to type (without the final CR). Contains `{{SCRIPT}}` when `script` is set. */
+  line: string;
+  /** Contents of a private script to write first; its path replaces `{{SCRIPT}}` in `line`. */
+  script?: string;
+}
+
+/** Placeholder in {@link EncodedCommand.line} for the private script's path. */
+export const SCRIPT_PLACEHOLDER = '{{SCRIPT}}';
+
+/** The hooks and scripts for one session shell, bound to its nonce. */
+export class ShellIntegration {
+  readonly kind: ShellKind;
+  readonly nonce: string;
+
+  constructor(kind: ShellKind, nonce: string) {
+    if (!/^[A-Za-z0-9]{8,64}$/.test(nonce)) throw new Error('nonce must be 8-64 alphanumerics');
+    this.kind = kind;
+    this.nonce = nonce;
+  }
+
+  /**
+   * The init script, sourced by the shell at start. It loads the user's rc files (unless `noRc`), then
+   * defines the hooks, records the exported environment in `envFile` for isolated commands, and prints
+   * the ready marker.
+   */
+  initScript(options: { envFile: string; noRc: boolean; zdotdir?: string }): string {
+    const n = this.nonce;
+    const env = shellQuote(options.envFile);
+    const esc = '\\033';
+    const bel = '\\007';
+    if (this.kind === 'bash') {
+      return [
+        '# conch shell integration (bash). Generated; private to one session.',
+        options.noRc
+          ? ''
+          : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
+        `__conch_n=${n}; __conch_envf=${env}`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin export -p >| "$__conch_envf" 2>/dev/null; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
+        // reaches the trailing __conch_e: the prompt hook reports its end instead.
+        '__conch_pc() { __conch_e "$__conch_cur"; }',
+        '__conch_hook() { case " ${PROMPT_COMMAND[*]} " in *" __conch_pc "*) ;; *) PROMPT_COMMAND=(__conch_pc "${PROMPT_COMMAND[@]}");; esac; }',
+        '__conch_cur=; __conch_hook',
+        'PS2=""',
+        'builtin export -p >| "$__conch_envf" 2>/dev/null',
+        `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
+        '',
+      ].join('\n');
+    }
+    if (this.kind === 'zsh') {
+      return [
+        '# conch shell integration (zsh). Generated; private to one session.',
+        options.zdotdir === undefined ? 'unset ZDOTDIR' : `ZDOTDIR=${shellQuote(options.zdotdir)}`,
+        options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
+        `__conch_n=${n}; __conch_envf=${env}`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin export -p >| "$__conch_envf" 2>/dev/null; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        '__conch_pc() { __conch_e "$__conch_cur"; }',
+        '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
+        '__conch_cur=; __conch_hook',
+        'PS2=""; unsetopt PROMPT_SP 2>/dev/null',
+        'builtin export -p >| "$__conch_envf" 2>/dev/null',
+        `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
+        '',
+      ].join('\n');
+    }
+    return [
+      '# conch shell integration (POSIX sh). Generated; private to one session.',
+      options.noRc ? '' : '[ -n "$CONCH_USER_ENV" ] && [ -r "$CONCH_USER_ENV" ] && . "$CONCH_USER_ENV"',
+      'unset CONCH_USER_ENV',
+      `__conch_n=${n}; __conch_envf=${env}`,
+      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; export -p > "$__conch_envf" 2>/dev/null; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; return $__conch_r; }`,
+      '__conch_cur=',
+      'PS2=""',
+      'export -p > "$__conch_envf" 2>/dev/null',
+      `printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
+      '',
+    ].join('\n');
+  }
+
+  /**
+   * How to start the shell so that it sources `initPath`: arguments and extra environment.
+   * bash: `--rcfile INIT -i`; zsh: `ZDOTDIR` pointing at a directory whose `.zshrc` is the init;
+   * sh/dash: `ENV=INIT -i`.
+   */
+  launch(initPath: string, options: { noRc: boolean }): { args: string[]; env: Record<string, string> } {
+    if (this.kind === 'bash') return { args: ['--noprofile', '--rcfile', initPath, '-i'], env: {} };
+    if (this.kind === 'zsh') {
+      const dir = initPath.slice(0, initPath.lastIndexOf('/'));
+      return { args: options.noRc ? ['-f', '-i'] : ['-i'], env: { ZDOTDIR: dir } };
+    }
+    return { args: ['-i'], env: { ENV: initPath } };
+  }
+
+  /** Wraps command text, with an optional `cd` first, as a brace group the shell parses whole. */
+  private body(text: string, cwd: string | undefined): string {
+    const group = `{ ${text}\n}`;
+    return cwd === undefined ? group : `cd -- ${shellQuote(cwd)} && ${group}`;
+  }
+
+  /** Encodes a foreground command for typing (see the module doc). */
+  encodeForeground(commandId: string, text: string, cwd?: string): EncodedCommand {
+    const body = this.body(text, cwd);
+    if (this.kind !== 'sh') {
+      const line = ` __conch_s ${commandId};eval ${ansiCQuote(body)};__conch_e ${commandId}`;
+      if (line.length <= MAX_TYPED_LINE) return { line };
+    }
+    return {
+      line: ` __conch_s ${commandId};. ${SCRIPT_PLACEHOLDER};__conch_e ${commandId}`,
+      script: `${body}\n`,
+    };
+  }
+
+  /**
+   * The program and arguments that run an isolated command: a small POSIX-sh wrapper that loads the
+   * session's exported environment, enters `cwd`, runs the text, and prints the end marker itself, so
+   * the command's last output never races the PTY's exit.
+   */
+  isolatedLaunch(options: {
+    commandId: string;
+    text: string;
+    cwd: string | undefined;
+    envFile: string | undefined;
+    shell: string;
+  }): { file: string; args: string[] } {
+    const n = this.nonce;
+    const wrapper = [
+      'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
+      'export CONCH_COMMAND_ID="$4"',
+      'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
+      `printf '\\033]${MARKER_OSC};%s;S;%s\\007' ${n} "$4"`,
+      'eval "$3"',
+      '__conch_r=$?',
+      `printf '\\033]${MARKER_OSC};%s;E;%s;%s;%s\\007' ${n} "$4" "$__conch_r" "$PWD"`,
+      'exit $__conch_r',
+    ].join('\n');
+    const file = this.kind === 'sh' ? '/bin/sh' : options.shell;
+    const args = this.kind === 'bash' ? ['--norc', '--noprofile', '-c', wrapper] : ['-c', wrapper];
+    return {
+      file,
+      args: [...args, 'conch', options.envFile ?? '', options.cwd ?? '', `{ ${options.text}\n}`, options.commandId],
+    };
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * The driver conformance suite: behaviours every real driver (local PTY, SSH) must show through the
+ * engine, run against a real shell with the real clock. Each driver package calls
+ * {@link describeDriverConformance} from its own tests.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRealClock } from '../clock.js';
+import { ConchError } from '../errors.js';
+import type { Driver, ScreenFactory, SpillStore } from '../driver.js';
+import { SessionManager } from '../engine/session-manager.js';
+import type { CommandResult } from '../types.js';
+
+/** What a driver package provides to the suite. */
+export interface ConformanceSetup {
+  /** Creates the driver under test (called once). */
+  driver: () => Promise<Driver>;
+  /** Releases it (called once, after the suite). */
+  teardown?: () => Promise<void>;
+  spill?: () => SpillStore;
+  screen?: ScreenFactory;
+  /**
+   * Counts live processes on the driver's host whose environment carries CONCH_COMMAND_ID=id (used to
+   * prove that kills leave nothing behind).
+   */
+  countMarked?: (commandId: string) => Promise<number>;
+  /** Session kind reported by the driver. */
+  kind: 'local' | 'ssh';
+}
+
+async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 15000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await fn();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Registers the conformance tests (vitest) for one driver. */
+export function describeDriverConformance(name: string, setup: ConformanceSetup): void {
+  describe(`driver conformance: ${name}`, () => {
+    let manager: SessionManager;
+    let driver: Driver;
+    let sid: string;
+
+    const run = (command: string, extra: Record<string, unknown> = {}): Promise<CommandResult> =>
+      manager.execute({ command, session_id: sid, pause_timeout: 10, total_timeout: 30, ...extra });
+
+    beforeAll(async () => {
+      driver = await setup.driver();
+      manager = new SessionManager({
+        clock: createRealClock(),
+        localDriver: driver,
+        ...(setup.spill ? { spill: setup.spill() } : {}),
+        ...(setup.screen ? { screen: setup.screen } : {}),
+      });
+      const session = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      sid = session.id;
+    }, 60_000);
+
+    afterAll(async () => {
+      await manager?.shutdown();
+      await setup.teardown?.();
+    }, 60_000);
+
+    it('runs a command and reports completed with the exact output and exit code', async () => {
+      const r = await run('echo hello');
+      expect(r.status).toBe('completed');
+      expect(r.exit_code).toBe(0);
+      expect(r.output).toBe('hello');
+      expect(r.reason).toBe('exited');
+      expect(r.state).toBe('exited');
+    });
+
+    it('reports exact exit codes', async () => {
+      expect((await run('false')).exit_code).toBe(1);
+      expect((await run('(exit 3)')).exit_code).toBe(3);
+      const r = await run('sh -c "exit 42"');
+      expect(r.exit_code).toBe(42);
+      expect(r.signal).toBeNull();
+    });
+
+    it('keeps cwd, exported variables and functions between commands', async () => {
+      const cd = await run('cd /tmp');
+      expect(cd.cwd).toBe('/tmp');
+      expect((await run('pwd')).output).toBe('/tmp');
+      await run('export CONCH_TEST_VAR=persisted; f() { echo "fn:$1"; }');
+      expect((await run('echo $CONCH_TEST_VAR; f x')).output).toBe('persisted\nfn:x');
+    });
+
+    it('runs heredocs and multi-line input', async () => {
+      const r = await run("cat <<'EOF'\nline one\n  $HOME stays literal\nEOF\necho after");
+      expect(r.output).toBe('line one\n  $HOME stays literal\nafter');
+      expect(r.exit_code).toBe(0);
+    });
+
+    it('reports a syntax error as completed and non-zero, runs nothing, and the next command works', async () => {
+      const r = await run('echo should-not-run\nif then fi (');
+      expect(r.status).toBe('completed');
+      expect(r.exit_code).not.toBe(0);
+      expect(r.output).not.toContain('should-not-run');
+      const q = await run('echo "unterminated');
+      expect(q.status).toBe('completed');
+      expect(q.exit_code).not.toBe(0);
+      expect((await run('echo next')).output).toBe('next');
+    });
+
+    it('survives set -u and set -o pipefail in the session', async () => {
+      const r = await run('set -u -o pipefail; echo on');
+      expect(r.output).toBe('on');
+      const u = await run('echo "$CONCH_UNSET_VARIABLE_X"');
+      expect(u.status).toBe('completed');
+      expect(u.exit_code).not.toBe(0);
+      expect((await run('set +u +o pipefail; echo off')).output).toBe('off');
+    });
+
+    it('sends long commands and control characters through a script, not the line editor', async () => {
+      const long = 'x'.repeat(10_000);
+      const r = await run(`echo ${long} | wc -c`);
+      expect(r.output.trim()).toBe('10001');
+      const tab = await run("printf '%s\\n' 'a\tb' | od -c | head -1");
+      expect(tab.output).toContain('\\t');
+    });
+
+    it('round-trips UTF-8', async () => {
+      expect((await run('echo "héllo 日本 🐚"')).output).toBe('héllo 日本 🐚');
+    });
+
+    it('returns partial on silence, respecting pause_timeout over a smaller total_timeout', async () => {
+      const started = Date.now();
+      const r = await run('sleep 30', { pause_timeout: 0.5, total_timeout: 0.1 });
+      expect(r.status).toBe('partial');
+      expect(r.reason).toBe('silence');
+      expect(Date.now() - started).toBeLessThan(5000);
+      const k = await manager.sendControl({ command_id: r.command_id, key: 'ctrl+c', pause_timeout: 5 });
+      expect(k.status).toBe('completed');
+      expect(k.exit_code).toBe(130);
+      expect(k.signal).toBe('SIGINT');
+    });
+
+    it('returns by total_timeout while output streams', async () => {
+      const r = await run('for i in $(seq 1 60); do echo tick $i; sleep 0.05; done', {
+        pause_timeout: 5,
+        total_timeout: 1,
+      });
+      expect(r.status).toBe('partial');
+      expect(r.reason).toBe('total_timeout');
+      const rest = await manager.readOutput({ command_id: r.command_id, pause_timeout: 10, total_timeout: 60 });
+      expect(rest.status).toBe('completed');
+      expect(`${r.output}\n${rest.output}`).toContain('tick 60');
+    });
+
+    it('stops at an until match', async () => {
+      const r = await run('echo starting; sleep 0.2; echo READY now; sleep 20', { until: 'READY' });
+      expect(r.reason).toBe('until_matched');
+      expect(r.output).toContain('READY');
+      await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+    });
+
+    it('detects a password prompt, takes a secret answer, and never shows it', async () => {
+      const r = await run("read -s -p 'Password: ' pw; echo; echo \"got ${#pw} chars\"");
+      expect(r.status).toBe('partial');
+      expect(r.reason).toBe('awaiting_input');
+      expect(r.prompt?.kind).toBe('password');
+      const secret = 'hunter2-conformance';
+      const done = await manager.respond({ command_id: r.command_id, text: secret, secret: true });
+      expect(done.status).toBe('completed');
+      expect(done.output).toContain(`got ${secret.length} chars`);
+      const all = await manager.readOutput({ command_id: r.command_id, offset: 0 });
+      expect(JSON.stringify([r, done, all])).not.toContain(secret);
+    });
+
+    it('runs a command isolated when the shell is busy', async () => {
+      const busy = await run('sleep 20', { pause_timeout: 0.3 });
+      expect(busy.status).toBe('partial');
+      const iso = await run('echo isolated; pwd', { cwd: '/' });
+      expect(iso.status).toBe('completed');
+      expect(iso.isolated).toBe(true);
+      expect(iso.output).toBe('isolated\n/');
+      await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+    });
+
+    it('runs a background command, lists it, and kills its whole tree', async () => {
+      const bg = await run("sh -c '(setsid sleep 301 &); sleep 302 & sleep 303'", { background: true });
+      expect(bg.status).toBe('partial');
+      expect(bg.reason).toBe('background');
+      const listed = manager.listProcesses({ filter: bg.command_id }).processes;
+      expect(listed.map((p) => p.command_id)).toContain(bg.command_id);
+      if (setup.countMarked) {
+        await until(async () => ((await setup.countMarked!(bg.command_id)) >= 3 ? true : undefined));
+      }
+      const killed = await manager.killProcess({ command_id: bg.command_id, grace_s: 2 });
+      expect(killed.result).toBe('killed');
+      expect(killed.survivors).toEqual([]);
+      if (setup.countMarked) expect(await setup.countMarked(bg.command_id)).toBe(0);
+      const after = await manager.readOutput({ command_id: bg.command_id, pause_timeout: 0 });
+      expect(after.status).toBe('completed');
+      expect(after.state).toBe('killed');
+    });
+
+    it('bounds a flood and pages every line exactly', async () => {
+      const flood = await run('yes | head -c 5000000', { pause_timeout: 20, total_timeout: 120 });
+      expect(flood.status).toBe('completed');
+      expect(flood.output_info.truncated).toBe(true);
+      expect(flood.output.length).toBeLessThan(40_000);
+      expect(flood.output).toMatch(/lines omitted/);
+      const seq = await run('seq 1 20000', { pause_timeout: 20, total_timeout: 120 });
+      expect(seq.status).toBe('completed');
+      const page = await manager.readOutput({ command_id: seq.command_id, offset: 19990, length: 10 });
+      expect(page.output.split('\n').slice(1)).toEqual(Array.from({ length: 10 }, (_, i) => String(19991 + i)));
+      expect(page.page?.total_lines).toBe(20000);
+    });
+
+    it('closes the session when its shell exits, and says so afterwards', async () => {
+      const other = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const r = await manager.execute({ command: 'exit 7', session_id: other.id, pause_timeout: 10 });
+      expect(r.status).toBe('completed');
+      expect(r.exit_code).toBe(7);
+      const info = manager.listSessions().find((s) => s.session_id === other.id);
+      expect(info?.state).toBe('closed');
+      const err = await manager.execute({ command: 'true', session_id: other.id }).catch((e: unknown) => e);
+      expect(ConchError.is(err) && err.code).toBe('SESSION_CLOSED');
+      await manager.closeSession(other.id);
+    });
+  });
+}

@@ -1,0 +1,356 @@
+/**
+ * A real, in-memory implementation of the Driver interface for tests of the core and of faces: a
+ * scriptable "shell" that speaks the shell-integration protocol (it reads the nonce from the init script
+ * the engine writes, decodes the line the engine types, and answers with start/end markers). It is not a
+ * mock of conch code: it is a small shell whose commands the test scripts.
+ */
+
+import type { Clock } from '../clock.js';
+import { ConchError, ErrorCode } from '../errors.js';
+import type {
+  Disposable,
+  Driver,
+  ExitInfo,
+  InputWaitEvidence,
+  KillReport,
+  OpenShellOptions,
+  SpawnOptions,
+  TerminalProcess,
+} from '../driver.js';
+import { MARKER_OSC } from '../shell/shell-integration.js';
+
+/** What a scripted command can do. */
+export interface FakeCommandContext {
+  /** The command text as typed by the caller (without conch's wrapping). */
+  readonly text: string;
+  /** The fake shell's cwd when the command started. */
+  readonly cwd: string;
+  readonly clock: Clock;
+  /** True when it runs isolated (its own fake process). */
+  readonly isolated: boolean;
+  /** Prints output (string or bytes). */
+  print(data: string | Uint8Array): void;
+  /** Ends the command with a status (and, in the session shell, a new cwd). */
+  exit(status: number, cwd?: string): void;
+  /** Receives what is typed into the terminal while the command runs. */
+  onInput(listener: (data: string) => void): void;
+  /** Sets what `inputWaitEvidence` reports while the command runs. */
+  setInputWait(evidence: InputWaitEvidence): void;
+  /** Ends the whole shell (like `exit` in a real shell). */
+  exitShell(status: number): void;
+}
+
+/** A scripted command: called when the command starts. */
+export type FakeCommand = (ctx: FakeCommandContext) => void;
+
+/** Options of {@link FakeDriver}. */
+export interface FakeDriverOptions {
+  clock: Clock;
+  /** Scripted commands by exact text; checked before the built-ins. */
+  commands?: Record<string, FakeCommand>;
+  /** Fallback for text no script or built-in knows: prints an error, status 127. */
+  kind?: 'local' | 'ssh';
+}
+
+const encoder = new TextEncoder();
+
+/** Decodes the `$'…'` string conch types (the inverse of `ansiCQuote`). */
+export function decodeAnsiC(quoted: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < quoted.length; i++) {
+    const ch = quoted[i]!;
+    if (ch === '\\') {
+      const next = quoted[i + 1];
+      if (next === 'n') {
+        bytes.push(10);
+        i++;
+      } else if (next === 'x') {
+        bytes.push(Number.parseInt(quoted.slice(i + 2, i + 4), 16));
+        i += 3;
+      } else {
+        bytes.push(next!.charCodeAt(0));
+        i++;
+      }
+    } else bytes.push(ch.charCodeAt(0));
+  }
+  return new TextDecoder().decode(new Uint8Array(bytes));
+}
+
+/** Strips conch's `{ … \n}` group (and an optional leading `cd -- 'DIR' && `). */
+function unwrap(body: string): { text: string; cd?: string } {
+  let cd: string | undefined;
+  let rest = body;
+  const m = /^cd -- '((?:[^']|'\\'')*)' && /.exec(rest);
+  if (m) {
+    cd = m[1]!.replace(/'\\''/g, "'");
+    rest = rest.slice(m[0].length);
+  }
+  if (rest.startsWith('{ ') && rest.endsWith('\n}')) rest = rest.slice(2, -2);
+  return cd === undefined ? { text: rest } : { text: rest, cd };
+}
+
+class FakeProcess implements TerminalProcess {
+  readonly pid: number;
+  private dataListeners = new Set<(chunk: Uint8Array) => void>();
+  private exitListeners = new Set<(info: ExitInfo) => void>();
+  private inputListener: ((data: string) => void) | undefined;
+  exited: ExitInfo | undefined;
+  evidence: InputWaitEvidence = 'no';
+  written: string[] = [];
+  /** Called with each write when no command is running (the shell's line editor). */
+  lineHandler: ((data: string) => void) | undefined;
+  killed: string[] = [];
+  stuckWrites = false;
+  foreground: string | undefined;
+
+  constructor(pid: number) {
+    this.pid = pid;
+  }
+
+  /** Output produced before anyone listened (like bytes waiting in a real terminal's buffer). */
+  private unread: Uint8Array[] = [];
+
+  emit(data: string | Uint8Array): void {
+    if (this.exited) return;
+    const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+    if (this.dataListeners.size === 0) {
+      this.unread.push(bytes);
+      return;
+    }
+    for (const l of [...this.dataListeners]) l(bytes);
+  }
+
+  finish(info: ExitInfo): void {
+    if (this.exited) return;
+    this.exited = info;
+    for (const l of [...this.exitListeners]) l(info);
+  }
+
+  setInputListener(listener: ((data: string) => void) | undefined): void {
+    this.inputListener = listener;
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): Disposable {
+    this.dataListeners.add(listener);
+    const unread = this.unread;
+    this.unread = [];
+    for (const bytes of unread) listener(bytes);
+    return { dispose: () => this.dataListeners.delete(listener) };
+  }
+
+  onExit(listener: (info: ExitInfo) => void): Disposable {
+    if (this.exited) {
+      const info = this.exited;
+      queueMicrotask(() => listener(info));
+      return { dispose: () => {} };
+    }
+    this.exitListeners.add(listener);
+    return { dispose: () => this.exitListeners.delete(listener) };
+  }
+
+  async write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
+    if (this.exited) throw new ConchError(ErrorCode.COMMAND_FINISHED, 'exited');
+    if (this.stuckWrites) {
+      throw new ConchError(ErrorCode.WRITE_TIMEOUT, `The terminal did not accept input within ${deadlineMs} ms.`);
+    }
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+    this.written.push(text);
+    if (this.inputListener) this.inputListener(text);
+    else this.lineHandler?.(text);
+  }
+
+  resize(): void {}
+
+  signal(signal: string): void {
+    this.killed.push(signal);
+  }
+
+  async kill(options: { signal: string }): Promise<KillReport> {
+    if (this.exited) return { result: 'already_exited', survivors: [] };
+    this.killed.push(options.signal);
+    this.finish({ exitCode: null, signal: options.signal });
+    return { result: 'killed', survivors: [] };
+  }
+
+  async inputWaitEvidence(): Promise<InputWaitEvidence> {
+    return this.evidence;
+  }
+
+  async foregroundProgram(): Promise<string | undefined> {
+    return this.foreground;
+  }
+
+  dispose(): void {
+    this.dataListeners.clear();
+  }
+}
+
+/** The in-memory scriptable driver (see the module doc). */
+export class FakeDriver implements Driver {
+  readonly specificationVersion = 1 as const;
+  readonly kind: 'local' | 'ssh';
+  readonly files = new Map<string, string>();
+  readonly processes: FakeProcess[] = [];
+  private readonly clock: Clock;
+  private readonly scripts: Record<string, FakeCommand>;
+  private nextPid = 1000;
+  /** When set, openShell fails with this error. */
+  failOpen: Error | undefined;
+
+  constructor(options: FakeDriverOptions) {
+    this.clock = options.clock;
+    this.scripts = options.commands ?? {};
+    this.kind = options.kind ?? 'local';
+  }
+
+  /** Adds or replaces a scripted command. */
+  script(text: string, command: FakeCommand): void {
+    this.scripts[text] = command;
+  }
+
+  /** The session shells started so far. */
+  get shells(): FakeProcess[] {
+    return this.processes.filter((p) => p.lineHandler !== undefined);
+  }
+
+  async openShell(options: OpenShellOptions): Promise<TerminalProcess> {
+    if (this.failOpen) throw this.failOpen;
+    const initPath = options.args[options.args.indexOf('--rcfile') + 1] ?? options.env.ENV ?? '';
+    const init = this.files.get(initPath) ?? '';
+    const nonce = /__conch_n=([A-Za-z0-9]+)/.exec(init)?.[1];
+    if (!nonce) throw new Error('fake shell: no nonce in init script');
+    const proc = new FakeProcess(this.nextPid++);
+    this.processes.push(proc);
+    let cwd = options.cwd ?? '/home/fake';
+    const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
+    let buffer = '';
+    proc.lineHandler = (data) => {
+      buffer += data;
+      const cr = buffer.indexOf('\r');
+      if (cr < 0) return;
+      const line = buffer.slice(0, cr);
+      buffer = buffer.slice(cr + 1);
+      proc.emit(`${line}\r\n`); // the line editor's echo
+      const m = /^ __conch_s (\w+);eval \$'(.*)';__conch_e \1$/s.exec(line);
+      const f = /^ __conch_s (\w+);\. '([^']*)';__conch_e \1$/.exec(line);
+      if (!m && !f) return;
+      const id = (m ?? f)![1]!;
+      const body = m ? decodeAnsiC(m[2]!) : (this.files.get(f![2]!) ?? '').replace(/\n$/, '');
+      const { text, cd } = unwrap(body);
+      if (cd !== undefined) cwd = cd;
+      proc.emit(marker(`S;${id}`));
+      this.run(proc, text, cwd, false, (status, newCwd) => {
+        if (newCwd !== undefined) cwd = newCwd;
+        proc.setInputListener(undefined);
+        proc.evidence = 'no';
+        proc.emit(marker(`E;${id};${status};${cwd}`));
+        proc.emit('$ ');
+      });
+    };
+    // Ready after the "rc files" ran.
+    queueMicrotask(() => proc.emit(`${marker(`R;${cwd}`)}$ `));
+    return proc;
+  }
+
+  async spawn(options: SpawnOptions): Promise<TerminalProcess> {
+    const wrapper = options.args.find((a) => a.includes(`${MARKER_OSC};%s;S`)) ?? '';
+    const nonce = new RegExp(`%s\\\\007' ([A-Za-z0-9]+) "\\$4"`).exec(wrapper)?.[1] ?? '';
+    const n = options.args.length;
+    const id = options.args[n - 1]!;
+    const text = unwrap(options.args[n - 2]!).text;
+    const cwd = options.args[n - 3] || '/home/fake';
+    const proc = new FakeProcess(this.nextPid++);
+    this.processes.push(proc);
+    const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
+    queueMicrotask(() => {
+      proc.emit(marker(`S;${id}`));
+      this.run(proc, text, cwd, true, (status) => {
+        proc.emit(marker(`E;${id};${status};${cwd}`));
+        proc.finish({ exitCode: status, signal: null });
+      });
+    });
+    return proc;
+  }
+
+  private run(proc: FakeProcess, text: string, cwd: string, isolated: boolean, done: (status: number, cwd?: string) => void): void {
+    let finished = false;
+    const ctx: FakeCommandContext = {
+      text,
+      cwd,
+      clock: this.clock,
+      isolated,
+      print: (data) => {
+        if (!finished) proc.emit(data);
+      },
+      exit: (status, newCwd) => {
+        if (finished) return;
+        finished = true;
+        done(status, newCwd);
+      },
+      onInput: (listener) => proc.setInputListener(listener),
+      setInputWait: (evidence) => {
+        proc.evidence = evidence;
+      },
+      exitShell: (status) => {
+        finished = true;
+        proc.finish({ exitCode: status, signal: null });
+      },
+    };
+    const script = this.scripts[text] ?? builtin(text);
+    script(ctx);
+  }
+
+  async writePrivateFile(name: string, content: string): Promise<string> {
+    const path = `/fake/private/${name}`;
+    this.files.set(path, content);
+    return path;
+  }
+
+  async removePrivateFile(path: string): Promise<void> {
+    this.files.delete(path);
+  }
+
+  async defaultShell(): Promise<string> {
+    return '/bin/bash';
+  }
+
+  async dispose(): Promise<void> {
+    for (const p of this.processes) p.finish({ exitCode: null, signal: 'SIGKILL' });
+  }
+}
+
+/** The fake shell's built-in commands: echo, printf-less basics, true/false, exit, cd, pwd, sleep. */
+function builtin(text: string): FakeCommand {
+  const words = text.trim().split(/\s+/);
+  const name = words[0] ?? '';
+  const arg = words.slice(1).join(' ');
+  switch (name) {
+    case 'echo':
+      return (c) => {
+        c.print(`${arg}\r\n`);
+        c.exit(0);
+      };
+    case 'true':
+      return (c) => c.exit(0);
+    case 'false':
+      return (c) => c.exit(1);
+    case 'exit':
+      return (c) => c.exitShell(Number(arg || 0));
+    case 'cd':
+      return (c) => c.exit(0, arg.startsWith('/') ? arg : `${c.cwd}/${arg}`);
+    case 'pwd':
+      return (c) => {
+        c.print(`${c.cwd}\r\n`);
+        c.exit(0);
+      };
+    case 'sleep':
+      return (c) => {
+        c.clock.setTimeout(() => c.exit(0), Number(arg) * 1000);
+      };
+    default:
+      return (c) => {
+        c.print(`fake-sh: ${name}: command not found\r\n`);
+        c.exit(127);
+      };
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The result and option shapes of SPEC §2. Field names are snake_case because they are the wire contract.
+ */
+
+/** Lifecycle state of a session. */
+export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
+
+/** A session as reported by `list_sessions` and friends. */
+export interface SessionInfo {
+  session_id: string;
+  kind: 'local' | 'ssh';
+  name: string;
+  state: SessionState;
+  cwd: string | null;
+  shell: string;
+  host?: string;
+  port?: number;
+  username?: string;
+  pid?: number;
+  created_at: string;
+  last_activity_at: string;
+  foreground_command_id?: string;
+  command_ids: string[];
+}
+
+/** State of a command. */
+export type CommandState = 'running' | 'awaiting_input' | 'exited' | 'killed' | 'lost';
+
+/** Why a waiting call returned (SPEC §3). */
+export type WaitReason =
+  | 'exited'
+  | 'silence'
+  | 'total_timeout'
+  | 'awaiting_input'
+  | 'until_matched'
+  | 'cancelled'
+  | 'background';
+
+/** The kinds of prompt the classifier recognises. */
+export type PromptKind = 'password' | 'yes_no' | 'pager' | 'repl' | 'press_key' | 'text';
+
+/** A detected prompt. */
+export interface PromptInfo {
+  kind: PromptKind;
+  text: string;
+}
+
+/** What a call says about the command's output log. */
+export interface OutputInfo {
+  bytes_total: number;
+  lines_total: number;
+  truncated: boolean;
+  omitted_lines: number;
+  log_path?: string;
+}
+
+/** A page of the text view (`read_output` with `offset`). */
+export interface PageInfo {
+  from_line: number;
+  to_line: number;
+  total_lines: number;
+  remaining_lines: number;
+  dropped_lines: number;
+}
+
+/** The result of every command tool (SPEC §2 `CommandResult`). */
+export interface CommandResult {
+  status: 'completed' | 'partial';
+  command_id: string;
+  session_id: string;
+  output: string;
+  exit_code?: number | null;
+  signal?: string | null;
+  state: CommandState;
+  reason: WaitReason;
+  prompt?: PromptInfo;
+  cwd?: string;
+  isolated?: boolean;
+  duration_ms: number;
+  output_info: OutputInfo;
+  page?: PageInfo;
+  screen?: import('./driver.js').ScreenSnapshot;
+}
+
+/** A command as reported by `list_processes`. */
+export interface ProcessInfo {
+  command_id: string;
+  session_id: string;
+  command: string;
+  pid: number | null;
+  pgid?: number;
+  state: CommandState;
+  exit_code: number | null;
+  signal: string | null;
+  background: boolean;
+  isolated: boolean;
+  started_at: string;
+  ended_at?: string;
+  duration_ms: number;
+  output_bytes: number;
+  log_path?: string;
+}
+
+/** Result of `kill_process`. */
+export interface KillResult {
+  command_id: string;
+  result: 'killed' | 'already_exited' | 'stop_unconfirmed';
+  exit_code: number | null;
+  signal: string | null;
+  survivors: number[];
+}
+
+/** Result of `close_session`. */
+export interface CloseSessionResult {
+  session_id: string;
+  closed: true;
+  killed_command_ids: string[];
+}
+
+/** Per-call context from a face: cancellation and progress. */
+export interface CallContext {
+  /** Aborting ends the wait with reason `cancelled`; the command keeps running. */
+  signal?: AbortSignalLike;
+  /** Called at least every 2 s while waiting, with the newest output line. */
+  onProgress?: (progress: { elapsed_ms: number; message: string }) => void;
+}
+
+/** The part of AbortSignal the core uses (so the core does not depend on DOM or Node types). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** The timing options shared by every waiting call, in seconds (SPEC §3). */
+export interface WaitOptions {
+  pause_timeout?: number;
+  total_timeout?: number;
+  until?: string;
+}

@@ -1,0 +1,34 @@
+/**
+ * @conch/node — Node.js implementations of the core's host interfaces, shared by the local and SSH
+ * drivers and the faces: the private spill-file store (`SpillStore`) and the `@xterm/headless` screen
+ * renderer (`ScreenRenderer`).
+ */
+
+/** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
+export type { FileSpillStoreOptions } from './file-spill-store.js';
+/** The core's `SpillStore` on the local disk: one 0600 file per command in a private 0700 directory. */
+/** One command's spill file, as returned by {@link FileSpillStore.create}. */
+/** Default per-command spill cap: 256 MiB. */
+/** Every how many lines the spill file's sparse index records an offset (256). */
+export {
+  DEFAULT_SPILL_CAP_BYTES,
+  FileSpillSink,
+  FileSpillStore,
+  SPILL_INDEX_INTERVAL,
+} from './file-spill-store.js';
+/** Options for {@link XtermScreenRenderer} (scrollback). */
+export type { XtermScreenOptions } from './xterm-screen.js';
+/** The core's `ScreenRenderer` built on `@xterm/headless`. */
+/** The core's `ScreenFactory`: `(cols, rows) => new XtermScreenRenderer(cols, rows)`. */
+/** Clamps a terminal dimension to 1..1000. */
+/** Largest accepted number of columns or rows (1000). */
+/** Default emulator scrollback in lines (1000). */
+/** Bytes the emulator may fall behind before output is dropped from the screen view (16 MiB). */
+export {
+  clampScreenDimension,
+  createXtermScreen,
+  DEFAULT_SCREEN_SCROLLBACK,
+  MAX_PENDING_SCREEN_BYTES,
+  MAX_SCREEN_DIMENSION,
+  XtermScreenRenderer,
+} from './xterm-screen.js';

@@ -1,0 +1,285 @@
+/**
+ * Tables of programs, variables and options the policy knows about. Kept in one place so that
+ * `docs/policy.md` can list exactly what is checked.
+ */
+
+/** Shells: a string given to them with `-c`, or text fed to their stdin, is parsed as commands. */
+export const SHELL_PROGRAMS: ReadonlySet<string> = new Set([
+  'bash',
+  'sh',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'ash',
+  'rbash',
+  'yash',
+  'posh',
+  'fish',
+]);
+
+/**
+ * Programs that, in the foreground of a terminal, read commands typed at them: text that `respond` or
+ * `send_control` types into one of these is checked like `execute`.
+ */
+const INTERACTIVE_SHELLS: ReadonlySet<string> = new Set([...SHELL_PROGRAMS, 'tcsh', 'csh', 'ssh', 'busybox']);
+
+/** Language interpreters with a REPL: text typed into them cannot be checked as shell commands. */
+const INTERPRETERS: ReadonlySet<string> = new Set([
+  'python',
+  'python2',
+  'python3',
+  'ipython',
+  'node',
+  'deno',
+  'bun',
+  'perl',
+  'ruby',
+  'irb',
+  'php',
+  'lua',
+  'R',
+  'julia',
+  'ghci',
+  'sqlite3',
+  'psql',
+  'mysql',
+  'gdb',
+  'lldb',
+  'tclsh',
+  'wish',
+  'expect',
+  'erl',
+  'iex',
+  'scala',
+  'clojure',
+  'guile',
+  'sbcl',
+  'ocaml',
+]);
+
+function programBase(argv0: string): string {
+  let name = argv0.trim();
+  if (name.startsWith('-')) name = name.slice(1); // login shells: "-bash"
+  const slash = name.lastIndexOf('/');
+  if (slash >= 0) name = name.slice(slash + 1);
+  // versioned binaries: python3.12, bash5
+  return name;
+}
+
+/**
+ * True when `argv0` (a program name or path, as found in `/proc/PID/cmdline` or `ps`; a login shell's
+ * leading `-` is ignored) is a shell that reads commands: bash, sh, zsh, dash, fish, ksh, mksh, ash, yash,
+ * tcsh, csh, busybox, or ssh (a shell elsewhere). Text typed into such a foreground program must be
+ * checked with the policy like `execute`.
+ */
+export function isShellProgram(argv0: string): boolean {
+  return INTERACTIVE_SHELLS.has(programBase(argv0));
+}
+
+/**
+ * True when `argv0` is a language interpreter or database shell with a REPL (python, node, perl, ruby,
+ * psql, …). Text typed into one cannot be checked as shell syntax; a face may refuse it under an allow
+ * list.
+ */
+export function isInterpreterProgram(argv0: string): boolean {
+  const base = programBase(argv0);
+  if (INTERPRETERS.has(base)) return true;
+  const m = /^(python|perl|ruby|php|lua|node)[0-9.]*$/.exec(base);
+  return m !== null;
+}
+
+/** Directories whose programs are known by their base name: `/usr/bin/rm` is `rm`, `./rm` is not. */
+export const SYSTEM_BIN_DIRS: ReadonlySet<string> = new Set([
+  '/bin',
+  '/sbin',
+  '/usr/bin',
+  '/usr/sbin',
+  '/usr/local/bin',
+  '/usr/local/sbin',
+  '/usr/games',
+  '/usr/libexec',
+  '/opt/homebrew/bin',
+  '/opt/homebrew/sbin',
+  '/snap/bin',
+  '/run/current-system/sw/bin',
+]);
+
+/**
+ * Variables whose assignment changes what later commands (or the programs they start) mean. Assigning one
+ * is denied under any rule. Entries ending in `*` are prefixes.
+ */
+export const PROTECTED_VARIABLES: readonly string[] = [
+  'PATH',
+  'LD_*',
+  'DYLD_*',
+  'BASH_ENV',
+  'ENV',
+  'IFS',
+  'PROMPT_COMMAND',
+  'PS0',
+  'PS1',
+  'PS2',
+  'PS3',
+  'PS4',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'GIT_*',
+  'BASH_FUNC_*',
+  'BASH_LOADABLES_PATH',
+  'BASH_COMPAT',
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'PAGER',
+  'MANPAGER',
+  'SYSTEMD_PAGER',
+  'LESSOPEN',
+  'LESSCLOSE',
+  'EDITOR',
+  'VISUAL',
+  'SSH_ASKPASS',
+  'SUDO_ASKPASS',
+  'NODE_OPTIONS',
+  'PYTHONSTARTUP',
+  'PYTHONPATH',
+  'PERL5OPT',
+  'PERL5LIB',
+  'RUBYOPT',
+  'FPATH',
+  'ZDOTDIR',
+];
+
+const PROTECTED_EXACT = new Set(PROTECTED_VARIABLES.filter((v) => !v.endsWith('*')));
+const PROTECTED_PREFIXES = PROTECTED_VARIABLES.filter((v) => v.endsWith('*')).map((v) => v.slice(0, -1));
+
+/** True when assigning the variable `name` is denied under a policy (see {@link PROTECTED_VARIABLES}). */
+export function isProtectedVariable(name: string): boolean {
+  if (PROTECTED_EXACT.has(name)) return true;
+  return PROTECTED_PREFIXES.some((p) => name.startsWith(p));
+}
+
+/**
+ * Git's built-in commands (git 2.4x `git help -a`, main porcelain and plumbing). A subcommand not in this
+ * list is an alias or an external `git-NAME` program, which can run anything; it is denied unless an allow
+ * rule names it.
+ */
+export const GIT_BUILTIN_COMMANDS: ReadonlySet<string> = new Set(
+  `add am annotate apply archive bisect blame branch bugreport bundle cat-file check-attr check-ignore
+check-mailmap check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit
+commit-graph commit-tree config count-objects credential credential-cache credential-store describe diagnose
+diff diff-files diff-index diff-pairs diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch
+fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects fsmonitor--daemon gc get-tar-commit-id
+grep gui hash-object help hook http-backend index-pack init init-db instaweb interpret-trailers last-modified
+log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file merge-index
+merge-octopus merge-one-file merge-ours merge-recursive merge-resolve merge-subtree merge-tree mergetool mktag
+mktree multi-pack-index mv name-rev notes pack-objects pack-redundant pack-refs patch-id prune prune-packed
+pull push range-diff read-tree rebase receive-pack reflog refs remote repack replace replay repo request-pull
+rerere reset restore rev-list rev-parse revert rm send-email send-pack sh-i18n sh-setup shortlog show
+show-branch show-index show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref
+tag unpack-file unpack-objects update-index update-ref update-server-info upload-archive upload-pack var
+verify-commit verify-pack verify-tag version whatchanged worktree write-tree`.split(/\s+/),
+);
+
+/** Git global options (before the subcommand) that take the next word as their value. */
+export const GIT_GLOBAL_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--super-prefix',
+  '--config-env',
+  '--list-cmds',
+  '--attr-source',
+]);
+
+/** Git subcommands whose options can write files or run programs; a non-static argument to them is denied. */
+export const GIT_RISKY_SUBCOMMANDS: ReadonlySet<string> = new Set([
+  'diff',
+  'diff-files',
+  'diff-index',
+  'diff-tree',
+  'log',
+  'show',
+  'whatchanged',
+  'format-patch',
+  'range-diff',
+  'blame',
+  'annotate',
+  'cat-file',
+  'grep',
+  'fetch',
+  'pull',
+  'clone',
+  'push',
+  'ls-remote',
+  'archive',
+  'submodule',
+  'rebase',
+  'difftool',
+  'mergetool',
+  'bisect',
+  'config',
+  'filter-branch',
+  'send-email',
+]);
+
+/**
+ * `find` primaries that run programs or write/delete files. Denied unless an allow rule names them
+ * (e.g. `find -exec`); the command after `-exec`/`-execdir`/`-ok`/`-okdir` is also checked.
+ */
+export const FIND_SENSITIVE_PRIMARIES: ReadonlySet<string> = new Set([
+  '-exec',
+  '-execdir',
+  '-ok',
+  '-okdir',
+  '-delete',
+  '-fprint',
+  '-fprint0',
+  '-fprintf',
+  '-fls',
+]);
+
+/** `find` primaries that take the next word as a value (so a non-static value there is fine). */
+export const FIND_PRIMARIES_WITH_VALUE: ReadonlySet<string> = new Set([
+  '-name',
+  '-iname',
+  '-path',
+  '-ipath',
+  '-wholename',
+  '-iwholename',
+  '-regex',
+  '-iregex',
+  '-lname',
+  '-ilname',
+  '-newer',
+  '-anewer',
+  '-cnewer',
+  '-user',
+  '-group',
+  '-perm',
+  '-size',
+  '-type',
+  '-xtype',
+  '-mtime',
+  '-mmin',
+  '-atime',
+  '-amin',
+  '-ctime',
+  '-cmin',
+  '-used',
+  '-maxdepth',
+  '-mindepth',
+  '-printf',
+  '-inum',
+  '-links',
+  '-samefile',
+  '-uid',
+  '-gid',
+  '-fstype',
+  '-context',
+  '-files0-from',
+  '-regextype',
+  '-D',
+  '-O',
+]);

@@ -1,0 +1,123 @@
+/**
+ * Small, synchronous readers of Linux's /proc used for process trees, kernel evidence of terminal reads
+ * and orphan reaping. Every reader tolerates processes vanishing mid-read (returns undefined).
+ */
+
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+
+/** The fields of /proc/PID/stat conch uses. */
+export interface ProcStat {
+  pid: number;
+  comm: string;
+  state: string;
+  ppid: number;
+  pgrp: number;
+  session: number;
+  /** Foreground process group of the process's controlling terminal (-1 if none). */
+  tpgid: number;
+}
+
+/** Reads /proc/PID/stat, or undefined when the process is gone. */
+export function readStat(pid: number): ProcStat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const open = text.indexOf('(');
+  const close = text.lastIndexOf(')');
+  if (open < 0 || close < 0) return undefined;
+  const fields = text.slice(close + 2).split(' ');
+  return {
+    pid,
+    comm: text.slice(open + 1, close),
+    state: fields[0] ?? '?',
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+    tpgid: Number(fields[5]),
+  };
+}
+
+/** The kernel function a process sleeps in (/proc/PID/wchan), or undefined. */
+export function readWchan(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every PID currently in /proc. */
+export function listPids(): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (Number.isInteger(pid) && pid > 0) pids.push(pid);
+  }
+  return pids;
+}
+
+/** True while the process exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  const stat = readStat(pid);
+  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
+}
+
+/** The value of one variable in a process's initial environment, or undefined. */
+export function readEnvVar(pid: number, name: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const prefix = `${name}=`;
+  for (const entry of text.split('\0')) if (entry.startsWith(prefix)) return entry.slice(prefix.length);
+  return undefined;
+}
+
+/** A snapshot of all processes: stat by pid. */
+export function snapshotProcesses(): Map<number, ProcStat> {
+  const all = new Map<number, ProcStat>();
+  for (const pid of listPids()) {
+    const stat = readStat(pid);
+    if (stat) all.set(pid, stat);
+  }
+  return all;
+}
+
+/** All descendants of `root` in a snapshot (not including root). */
+export function descendantsOf(root: number, all: Map<number, ProcStat>): number[] {
+  const children = new Map<number, number[]>();
+  for (const stat of all.values()) {
+    const list = children.get(stat.ppid);
+    if (list) list.push(stat.pid);
+    else children.set(stat.ppid, [stat.pid]);
+  }
+  const out: number[] = [];
+  const stack = [...(children.get(root) ?? [])];
+  while (stack.length > 0) {
+    const pid = stack.pop()!;
+    out.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** Whether any of the process's open fds is the given terminal device path. */
+export function hasFdOpen(pid: number, path: string): boolean {
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === path) return true;
+      } catch {
+        // fd closed meanwhile
+      }
+    }
+  } catch {
+    return false;
+  }
+  return false;
+}

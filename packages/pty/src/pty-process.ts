@@ -1,0 +1,192 @@
+/**
+ * A process on a real pseudo-terminal (node-pty), as the core's `TerminalProcess`: bytes out, writes
+ * with deadlines, kernel evidence of terminal reads, tree kills, and release of every fd on every exit
+ * path.
+ */
+
+import { ConchError, type Disposable, ErrorCode, type ExitInfo, type InputWaitEvidence, type KillReport, type TerminalProcess } from '@conch/core';
+import type { IPty } from 'node-pty';
+import { hasFdOpen, readStat, readWchan, snapshotProcesses } from './proc-fs.js';
+import { killTree } from './tree-killer.js';
+
+/** Signal names by number for node-pty's numeric exit signals. */
+const SIGNALS: Record<number, string> = {
+  1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM',
+};
+
+const BLOCKED_READ = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
+const POLLING = /^(poll_schedule_timeout|do_select|do_sys_poll|ep_poll|core_sys_select|do_epoll_wait)/;
+
+/** Internals of node-pty's unix terminal that write deadlines need (guarded at runtime). */
+interface PtyInternals {
+  _writeStream?: { _writeQueue?: unknown[]; dispose?: () => void };
+}
+
+/** A node-pty process (see the module doc). */
+export class PtyProcess implements TerminalProcess {
+  readonly pid: number | undefined;
+  private readonly pty: IPty;
+  private readonly ptsName: string | undefined;
+  private exited: ExitInfo | undefined;
+  private disposed = false;
+  private readonly dataListeners = new Set<(chunk: Uint8Array) => void>();
+  private readonly exitListeners = new Set<(info: ExitInfo) => void>();
+  private readonly onDisposed: () => void;
+
+  constructor(pty: IPty, onDisposed: () => void) {
+    this.pty = pty;
+    this.pid = pty.pid;
+    this.onDisposed = onDisposed;
+    this.ptsName = (pty as unknown as { ptsName?: string }).ptsName;
+    pty.onData((data) => {
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : (data as unknown as Buffer);
+      for (const listener of [...this.dataListeners]) listener(bytes);
+    });
+    // node-pty 1.1 emits exit only after its read socket closed, i.e. after the last data event.
+    pty.onExit(({ exitCode, signal }) => {
+      const sig = signal ? (SIGNALS[signal] ?? `SIG${signal}`) : null;
+      this.exited = { exitCode: sig ? null : exitCode, signal: sig };
+      for (const listener of [...this.exitListeners]) listener(this.exited);
+      this.exitListeners.clear();
+    });
+  }
+
+  onData(listener: (chunk: Uint8Array) => void): Disposable {
+    this.dataListeners.add(listener);
+    return { dispose: () => this.dataListeners.delete(listener) };
+  }
+
+  onExit(listener: (info: ExitInfo) => void): Disposable {
+    if (this.exited) {
+      const info = this.exited;
+      queueMicrotask(() => listener(info));
+      return { dispose: () => {} };
+    }
+    this.exitListeners.add(listener);
+    return { dispose: () => this.exitListeners.delete(listener) };
+  }
+
+  write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
+    if (this.exited || this.disposed) {
+      return Promise.reject(new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'));
+    }
+    const internals = this.pty as unknown as PtyInternals;
+    this.pty.write(typeof data === 'string' ? data : Buffer.from(data));
+    const queue = internals._writeStream?._writeQueue;
+    if (!Array.isArray(queue)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const started = Date.now();
+      const check = () => {
+        if (queue.length === 0 || this.exited) return resolve();
+        if (Date.now() - started >= deadlineMs) {
+          // Drop what the program will not read, so node-pty stops retrying (it spins on EAGAIN).
+          queue.length = 0;
+          return reject(
+            new ConchError(ErrorCode.WRITE_TIMEOUT, `The terminal did not accept input within ${deadlineMs} ms.`, {
+              hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
+            }),
+          );
+        }
+        setTimeout(check, 5);
+      };
+      check();
+    });
+  }
+
+  resize(cols: number, rows: number): void {
+    if (this.exited || this.disposed) return;
+    try {
+      this.pty.resize(cols, rows);
+    } catch {
+      // exited between the check and the call
+    }
+  }
+
+  signal(signal: string): void {
+    const group = this.foregroundGroup() ?? this.pid;
+    if (group === undefined) return;
+    try {
+      process.kill(-group, signal as NodeJS.Signals);
+    } catch {
+      // gone
+    }
+  }
+
+  kill(options: { signal: string; graceMs: number; markerId?: string }): Promise<KillReport> {
+    const pid = this.pid;
+    if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
+    return killTree(
+      { roots: [pid], groups: [pid], ...(options.markerId ? { markerId: options.markerId } : {}) },
+      options.signal,
+      options.graceMs,
+    );
+  }
+
+  killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+    const shell = this.pid;
+    const fg = this.foregroundGroup();
+    const groups = fg !== undefined && fg !== shell ? [fg] : [];
+    return killTree(
+      { roots: [], groups, markerId: options.markerId, ...(shell === undefined ? {} : { spare: [shell] }) },
+      options.signal,
+      options.graceMs,
+    ).then(async (report) => {
+      if (report.result === 'already_exited' && !this.exited) {
+        // Nothing but the shell itself is running the job (a builtin such as `read`): interrupt it.
+        await this.write('\x03', 1000).catch(() => {});
+        return { result: 'killed', survivors: [] };
+      }
+      return report;
+    });
+  }
+
+  async inputWaitEvidence(): Promise<InputWaitEvidence> {
+    if (this.exited || this.pid === undefined) return 'no';
+    const group = this.foregroundGroup();
+    if (group === undefined) return 'unknown';
+    const members = [group];
+    const all = snapshotProcesses();
+    for (const stat of all.values()) if (stat.pgrp === group && stat.pid !== group) members.push(stat.pid);
+    let polling = false;
+    for (const pid of members) {
+      const stat = all.get(pid) ?? readStat(pid);
+      if (!stat || stat.state === 'Z' || stat.state === 'T') continue;
+      const wchan = readWchan(pid) ?? '';
+      if (BLOCKED_READ.has(wchan)) return 'blocked_read';
+      if (POLLING.test(wchan) && this.ptsName !== undefined && hasFdOpen(pid, this.ptsName)) polling = true;
+    }
+    return polling ? 'polling' : 'no';
+  }
+
+  async foregroundProgram(): Promise<string | undefined> {
+    const group = this.foregroundGroup();
+    if (group === undefined || group === this.pid) return undefined;
+    return readStat(group)?.comm;
+  }
+
+  /** The terminal's foreground process group, from the kernel. */
+  private foregroundGroup(): number | undefined {
+    if (this.pid === undefined) return undefined;
+    const stat = readStat(this.pid);
+    return stat && stat.tpgid > 0 ? stat.tpgid : undefined;
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.dataListeners.clear();
+    if (!this.exited && this.pid !== undefined) {
+      try {
+        process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    try {
+      (this.pty as unknown as { destroy?: () => void }).destroy?.();
+    } catch {
+      // already closed
+    }
+    this.onDisposed();
+  }
+}

@@ -1,0 +1,25 @@
+import { FileSpillStore, createXtermScreen } from '@conch/node';
+import { describeDriverConformance } from '@conch/core/testing';
+import { createLocalDriver, type LocalDriver } from '../src/index.js';
+import { countMarked } from './helpers.js';
+
+let driver: LocalDriver | undefined;
+let spill: FileSpillStore | undefined;
+
+describeDriverConformance('local (node-pty)', {
+  kind: 'local',
+  driver: async () => {
+    driver = createLocalDriver();
+    return driver;
+  },
+  teardown: async () => {
+    await driver?.dispose();
+    spill?.dispose(true);
+  },
+  spill: () => {
+    spill = new FileSpillStore({});
+    return spill;
+  },
+  screen: createXtermScreen,
+  countMarked: async (id) => countMarked(id),
+});
