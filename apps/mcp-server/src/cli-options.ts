@@ -11,9 +11,11 @@ import { PROFILES } from './profiles.js';
 
 function intOption(min: number) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}.`);
+    if (!/^\d+$/.test(value.trim()))
+      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}.`);
     const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min) throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${value}.`);
+    if (!Number.isSafeInteger(n) || n < min)
+      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${value}.`);
     return n;
   };
 }
@@ -40,7 +42,10 @@ export function buildProgram(version: string): Command {
     .version(version, '-V, --version')
     .option('--config <path>', 'load settings from a conch.config.json (never loaded implicitly)')
     .option('--profile <name>', `tool surface: ${PROFILES.join(', ')}`, choice('profile', PROFILES))
-    .option('--shell <shell>', "shell of new local sessions (default: the user's login shell, else /bin/bash)")
+    .option(
+      '--shell <shell>',
+      "shell of new local sessions (default: the user's login shell, else /bin/bash)",
+    )
     .option('--cwd <dir>', "starting directory of new local sessions (default: the server's cwd)")
     .option(
       '--max-output-chars <n>',
@@ -53,18 +58,36 @@ export function buildProgram(version: string): Command {
       intOption(100),
     )
     .option('--max-sessions <n>', `most open sessions (default ${DEFAULT_LIMITS.maxSessions})`, intOption(1))
-    .option('--max-commands <n>', `most running commands (default ${DEFAULT_LIMITS.maxLiveCommands})`, intOption(1))
+    .option(
+      '--max-commands <n>',
+      `most running commands (default ${DEFAULT_LIMITS.maxLiveCommands})`,
+      intOption(1),
+    )
     .option(
       '--ring-bytes <n>',
       `in-memory output log per command, bytes (default ${DEFAULT_LIMITS.ringChars}); the full log goes to a spill file`,
       intOption(1024),
     )
-    .option('--spill-dir <dir>', 'directory for spill files (default: a new private 0700 directory under the temp dir)')
+    .option(
+      '--spill-dir <dir>',
+      'directory for spill files (default: a new private 0700 directory under the temp dir)',
+    )
     .option('--keep-spill', 'keep spill files at shutdown (default: remove them)')
     .option('--allow <prefix>', 'allow commands starting with these words (repeatable)', collect)
-    .option('--deny <prefix>', 'deny commands starting with these words (repeatable; deny beats allow)', collect)
-    .option('--audit-log <path>', 'append one JSON line per command and decision to this file (secrets are never written)')
-    .option('--log-level <level>', `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`, choice('log level', LOG_LEVELS))
+    .option(
+      '--deny <prefix>',
+      'deny commands starting with these words (repeatable; deny beats allow)',
+      collect,
+    )
+    .option(
+      '--audit-log <path>',
+      'append one JSON line per command and decision to this file (secrets are never written)',
+    )
+    .option(
+      '--log-level <level>',
+      `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
+      choice('log level', LOG_LEVELS),
+    )
     .helpOption('-h, --help', 'show this help')
     .allowExcessArguments(false)
     .exitOverride()
@@ -84,7 +107,10 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
     program.parse([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
-      const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+      const ok =
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help';
       return { kind: 'exit', code: ok ? 0 : 2 };
     }
     throw error;

@@ -12,7 +12,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { PROFILES, type Profile, isProfile, unknownProfileMessage } from './profiles.js';
+import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profiles.js';
 
 /** A configuration problem: the message is for a person and names the bad value and the valid ones. */
 export class ConfigError extends Error {
@@ -117,7 +117,8 @@ function formatIssues(where: string, error: z.ZodError): string {
         valid.length > 0 ? ` (valid keys: ${valid.join(', ')})` : ''
       }`;
     }
-    if (issue.code === 'invalid_value') return `${at}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    if (issue.code === 'invalid_value')
+      return `${at}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     return `${at}: ${issue.message}`;
   });
   return `${where}: ${lines.join('; ')}`;
@@ -172,7 +173,9 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
   if (!isProfile(profileName)) throw new ConfigError(unknownProfileMessage(profileName));
   const logLevel = cli.logLevel ?? file.log_level ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    throw new ConfigError(`Unknown log level ${JSON.stringify(logLevel)}. Valid levels: ${LOG_LEVELS.join(', ')}.`);
+    throw new ConfigError(
+      `Unknown log level ${JSON.stringify(logLevel)}. Valid levels: ${LOG_LEVELS.join(', ')}.`,
+    );
   }
   const maxOutputChars = cli.maxOutputChars ?? file.max_output_chars ?? DEFAULT_LIMITS.maxOutputChars;
   const defaultOutputChars = Math.min(

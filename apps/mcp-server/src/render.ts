@@ -109,7 +109,8 @@ export function commandStatusLine(result: CommandResult, call: CallInfo = {}): s
     parts.push(next);
   }
   if (result.session_id !== 'default') parts.push(`session_id=${result.session_id}`);
-  if (result.output_info.truncated && result.output_info.log_path) parts.push(`full log: ${result.output_info.log_path}`);
+  if (result.output_info.truncated && result.output_info.log_path)
+    parts.push(`full log: ${result.output_info.log_path}`);
   return `[${parts.join(' · ')}]`;
 }
 
@@ -131,7 +132,9 @@ export function renderCommandResult(result: CommandResult, call: CallInfo = {}):
 export function renderSession(s: SessionInfo): string {
   const bits = [
     `${s.session_id}${s.name !== s.session_id ? ` (${s.name})` : ''}`,
-    s.kind === 'ssh' ? `ssh ${s.username ? `${s.username}@` : ''}${s.host ?? '?'}${s.port && s.port !== 22 ? `:${s.port}` : ''}` : 'local',
+    s.kind === 'ssh'
+      ? `ssh ${s.username ? `${s.username}@` : ''}${s.host ?? '?'}${s.port && s.port !== 22 ? `:${s.port}` : ''}`
+      : 'local',
     s.state,
     `shell=${s.shell}`,
     `cwd=${s.cwd ?? 'unknown'}`,
@@ -149,7 +152,8 @@ export function renderCreatedSession(s: SessionInfo): string {
 
 /** `list_sessions`. */
 export function renderSessions(result: { sessions: SessionInfo[] }): string {
-  if (result.sessions.length === 0) return 'No sessions open. execute without session_id creates the "default" session.';
+  if (result.sessions.length === 0)
+    return 'No sessions open. execute without session_id creates the "default" session.';
   return [`${result.sessions.length} session(s):`, ...result.sessions.map(renderSession)].join('\n');
 }
 
@@ -182,7 +186,9 @@ export function renderKill(result: KillResult): string {
         ? `Command ${result.command_id} killed`
         : `Command ${result.command_id}: stop unconfirmed`;
   const survivors =
-    result.survivors.length === 0 ? 'no survivors' : `survivors (still alive): ${result.survivors.join(', ')}`;
+    result.survivors.length === 0
+      ? 'no survivors'
+      : `survivors (still alive): ${result.survivors.join(', ')}`;
   return `${head} (exit_code=${result.exit_code ?? 'unknown'}, signal=${result.signal ?? 'none'}); ${survivors}.`;
 }
 

@@ -34,7 +34,9 @@ export const PromptSchema = z
   .object({
     kind: z
       .enum(['password', 'yes_no', 'pager', 'repl', 'press_key', 'text'])
-      .describe('password → respond with secret:true; yes_no → respond "y"/"n"; pager → send_control q/space; repl/text → respond; press_key → send_control.'),
+      .describe(
+        'password → respond with secret:true; yes_no → respond "y"/"n"; pager → send_control q/space; repl/text → respond; press_key → send_control.',
+      ),
     text: z.string().describe('The prompt as shown, e.g. "Password: ".'),
   })
   .describe('The prompt the command waits at (state awaiting_input).');
@@ -43,7 +45,9 @@ export const PromptSchema = z
 export const OutputInfoSchema = z.object({
   bytes_total: int().describe('Bytes the command has printed so far.'),
   lines_total: int().describe('Lines in its text log so far.'),
-  truncated: z.boolean().describe('True when this call left part of the new output out (over max_output_chars).'),
+  truncated: z
+    .boolean()
+    .describe('True when this call left part of the new output out (over max_output_chars).'),
   omitted_lines: int().describe('Lines left out of this call; page through them with read_output offset.'),
   log_path: z.string().optional().describe('Private file with the full log.'),
 });
@@ -64,7 +68,9 @@ export const ScreenSchema = z
   .object({
     rows: z.array(z.string()).describe('The screen lines, top to bottom.'),
     cursor: z.object({ row: int(), col: int() }).describe('Cursor position, 0-based.'),
-    alt_screen: z.boolean().describe('True while a full-screen program (vim, less, htop) uses the alternate screen.'),
+    alt_screen: z
+      .boolean()
+      .describe('True while a full-screen program (vim, less, htop) uses the alternate screen.'),
     cols: int(),
     rows_count: int(),
   })
@@ -78,20 +84,34 @@ export const CommandResultShape = {
   command_id: z.string().describe('Handle for read_output, respond, send_control, kill_process.'),
   session_id: z.string(),
   output: z.string().describe('New output since the last call for this command (text view, budgeted).'),
-  exit_code: int()
+  exit_code: int().nullable().optional().describe('Completed only: the exit status; null = unknown.'),
+  signal: z
+    .string()
     .nullable()
     .optional()
-    .describe('Completed only: the exit status; null = unknown.'),
-  signal: z.string().nullable().optional().describe('Completed only: the signal that ended it, e.g. "SIGINT".'),
+    .describe('Completed only: the signal that ended it, e.g. "SIGINT".'),
   state: z
     .enum(['running', 'awaiting_input', 'exited', 'killed', 'lost'])
-    .describe('running; awaiting_input (answer with respond/send_control); exited; killed; lost (connection gone).'),
+    .describe(
+      'running; awaiting_input (answer with respond/send_control); exited; killed; lost (connection gone).',
+    ),
   reason: z
-    .enum(['exited', 'silence', 'total_timeout', 'awaiting_input', 'until_matched', 'cancelled', 'background'])
+    .enum([
+      'exited',
+      'silence',
+      'total_timeout',
+      'awaiting_input',
+      'until_matched',
+      'cancelled',
+      'background',
+    ])
     .describe('Why this call returned; says nothing about the command ending (status does).'),
   prompt: PromptSchema.optional(),
   cwd: z.string().optional().describe("The session shell's cwd after a completed foreground command."),
-  isolated: z.boolean().optional().describe('True when it ran as its own process (background or busy session).'),
+  isolated: z
+    .boolean()
+    .optional()
+    .describe('True when it ran as its own process (background or busy session).'),
   duration_ms: z.number().describe('Milliseconds since the command started.'),
   output_info: OutputInfoSchema,
   page: PageSchema.optional(),
@@ -105,7 +125,9 @@ export const SessionSchema = z.object({
   name: z.string(),
   state: z
     .enum(['idle', 'busy', 'closed', 'lost'])
-    .describe('idle = ready; busy = a foreground command runs (new commands run isolated); closed = its shell exited; lost = connection gone.'),
+    .describe(
+      'idle = ready; busy = a foreground command runs (new commands run isolated); closed = its shell exited; lost = connection gone.',
+    ),
   cwd: z.string().nullable().describe("The shell's current directory (null until known)."),
   shell: z.string(),
   host: z.string().optional(),
@@ -155,7 +177,9 @@ export const KillResultShape = {
   command_id: z.string(),
   result: z
     .enum(['killed', 'already_exited', 'stop_unconfirmed'])
-    .describe('killed; already_exited (it had ended before); stop_unconfirmed (some processes survived SIGKILL).'),
+    .describe(
+      'killed; already_exited (it had ended before); stop_unconfirmed (some processes survived SIGKILL).',
+    ),
   exit_code: int().nullable(),
   signal: z.string().nullable(),
   survivors: z.array(int()).describe('PIDs still alive after SIGKILL.'),

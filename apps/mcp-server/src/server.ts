@@ -9,7 +9,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type * as z from 'zod';
 import { serverInstructions } from './instructions.js';
 import { type Logger, silentLogger } from './logger.js';
-import { type Profile, isProfile, unknownProfileMessage } from './profiles.js';
+import { isProfile, type Profile, unknownProfileMessage } from './profiles.js';
 import { type ConchToolDefinition, registerConchTool } from './tool-kit.js';
 import { registerDefaultTools } from './tools.js';
 
@@ -86,7 +86,10 @@ export function createConchServer(options: ConchServerOptions): ConchServer {
     (options.engine
       ? new SessionManager(options.engine)
       : (() => {
-          throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'createConchServer needs a manager or engine options.');
+          throw new ConchError(
+            ErrorCode.INVALID_ARGUMENT,
+            'createConchServer needs a manager or engine options.',
+          );
         })());
   const server = new McpServer(
     { name: 'conch', title: 'conch: real terminals for AI agents', version: SERVER_VERSION },
@@ -107,8 +110,14 @@ export function createConchServer(options: ConchServerOptions): ConchServer {
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      await server.close().catch((error: unknown) => logger.debug('closing the MCP connection failed', { error: String(error) }));
-      await manager.shutdown().catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }));
+      await server
+        .close()
+        .catch((error: unknown) =>
+          logger.debug('closing the MCP connection failed', { error: String(error) }),
+        );
+      await manager
+        .shutdown()
+        .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }));
       if (options.onClose) {
         await Promise.resolve()
           .then(options.onClose)

@@ -27,7 +27,7 @@ import type {
 import * as z from 'zod';
 import type { Logger } from './logger.js';
 import { renderError } from './render.js';
-import { type ErrorInfo, type Shape, outputSchemaFor } from './schemas.js';
+import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
 
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolCallContext {
@@ -97,14 +97,21 @@ function valueAt(args: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 function pathName(path: readonly PropertyKey[]): string {
-  return path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('');
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+    .join('');
 }
 
 /**
  * Turns a zod error of a strict input parse into an `INVALID_ARGUMENT` ConchError naming each bad
  * parameter, its value and what is valid (the parameter's own description included as the hint).
  */
-export function invalidArgumentFromZod(tool: string, strict: z.ZodObject, error: z.ZodError, args: unknown): ConchError {
+export function invalidArgumentFromZod(
+  tool: string,
+  strict: z.ZodObject,
+  error: z.ZodError,
+  args: unknown,
+): ConchError {
   const shape = strict.shape as Shape;
   const valid = Object.keys(shape);
   const problems: string[] = [];
@@ -127,7 +134,8 @@ export function invalidArgumentFromZod(tool: string, strict: z.ZodObject, error:
       continue;
     }
     let why = issue.message;
-    if (issue.code === 'invalid_value') why = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    if (issue.code === 'invalid_value')
+      why = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     else if (issue.code === 'too_big') why = `must be at most ${String(issue.maximum)}`;
     else if (issue.code === 'too_small') why = `must be at least ${String(issue.minimum)}`;
     problems.push(`${name} = ${describeValue(value)}: ${why}`);
@@ -165,7 +173,11 @@ export function errorInfo(error: unknown): ErrorInfo {
 /** An MCP error result: `isError`, one actionable text block and `structuredContent.error`. */
 export function errorResult(error: unknown): CallToolResult {
   const info = errorInfo(error);
-  return { isError: true, content: [{ type: 'text', text: renderError(info) }], structuredContent: { error: info } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: renderError(info) }],
+    structuredContent: { error: info },
+  };
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -231,7 +243,11 @@ export function registerConchTool<I extends z.ZodObject, R>(
         const result = await definition.run(args, { call: callContextFor(extra, logger), requestId });
         const checked = exact.safeParse(result);
         if (!checked.success) {
-          logger.error('result does not match the output schema', { tool, request: requestId, issues: checked.error.message });
+          logger.error('result does not match the output schema', {
+            tool,
+            request: requestId,
+            issues: checked.error.message,
+          });
           throw new ConchError(
             ErrorCode.INTERNAL,
             `Internal error: the ${tool} result does not match its output schema (${checked.error.issues

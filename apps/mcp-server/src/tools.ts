@@ -120,7 +120,10 @@ export interface DefaultToolsContext {
   logger: Logger;
 }
 
-function callInfo(manager: SessionManager, args: { pause_timeout?: number; total_timeout?: number }): CallInfo {
+function callInfo(
+  manager: SessionManager,
+  args: { pause_timeout?: number; total_timeout?: number },
+): CallInfo {
   return {
     pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
     totalTimeoutS: args.total_timeout ?? manager.defaults.totalTimeoutS,
@@ -156,8 +159,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'or the program waits for input. A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
         'it), answer prompts with respond, press keys (ctrl+c, q, esc) with send_control, stop it with kill_process. ' +
         'background:true is for servers and watchers: returns after ~0.3 s with reason "background". If the session ' +
-        'is busy with another command, this one runs isolated (own process, the session\'s cwd and env; its cd/export ' +
-        "do not persist; isolated:true). Without session_id it runs in the \"default\" session. Side effects: runs any " +
+        "is busy with another command, this one runs isolated (own process, the session's cwd and env; its cd/export " +
+        'do not persist; isolated:true). Without session_id it runs in the "default" session. Side effects: runs any ' +
         `program with this user's rights; a policy may deny it (POLICY_DENIED, nothing ran). ${COMMAND_RESULT_DOC}`,
       input: z.strictObject({
         command: z
@@ -199,7 +202,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
     server,
     {
       name: 'read_output',
-      title: 'Read a command\'s output',
+      title: "Read a command's output",
       description:
         'Get more output of a command started by execute, by command_id, without sending it anything. Use this, ' +
         'not a new execute, to follow a "partial" or background command: it waits by the same rules as execute ' +
@@ -248,7 +251,12 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         max_output_chars: p.max_output_chars,
       }),
       output: CommandResultShape,
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
       run: (args, { call }) => manager.readOutput(defined(args), call),
       render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
@@ -264,7 +272,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       description:
         'Type text into a running command that waits for input, then wait like execute. Use it when a result says ' +
         'state "awaiting_input" (a prompt, password, REPL ">>> ", yes/no question) or a program reads stdin. Sends ' +
-        'text followed by Enter (enter:false types without Enter, e.g. text in vim\'s insert mode). secret:true for ' +
+        "text followed by Enter (enter:false types without Enter, e.g. text in vim's insert mode). secret:true for " +
         'passwords and tokens: the text is masked in all output, results and logs. Use send_control instead for ' +
         'keys (ctrl+c, esc, arrows, tab, q in a pager). Side effects: the program acts on the input. Errors: ' +
         'COMMAND_FINISHED if the command already ended (start a new one with execute), COMMAND_NOT_FOUND. ' +
@@ -305,7 +313,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'send_control',
       title: 'Press keys in a running command',
       description:
-        'Press keys in a running command\'s terminal, like a person at the keyboard, then wait like execute. Use it ' +
+        "Press keys in a running command's terminal, like a person at the keyboard, then wait like execute. Use it " +
         'to interrupt (ctrl+c: the program usually ends with exit_code 130 / signal SIGINT), send EOF (ctrl+d), ' +
         'leave a pager (q) or page on (space), drive full-screen programs (esc, arrows, tab, enter, f1-f12), and ' +
         'answer "press any key". Use respond instead to type words or answers. key is one name or an array pressed ' +
@@ -349,7 +357,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
           .min(1)
           .max(1000)
           .optional()
-          .describe('Keep only commands whose text or command_id contains this substring (case-insensitive). Default: all.'),
+          .describe(
+            'Keep only commands whose text or command_id contains this substring (case-insensitive). Default: all.',
+          ),
         session_id: z
           .string()
           .min(1)
@@ -432,7 +442,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
           .string()
           .min(1)
           .optional()
-          .describe(`Starting directory (must exist). Default: ${defaults.cwd ?? "the server's working directory"}.`),
+          .describe(
+            `Starting directory (must exist). Default: ${defaults.cwd ?? "the server's working directory"}.`,
+          ),
         env: z
           .record(z.string(), z.string())
           .optional()
@@ -463,7 +475,12 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
           .describe('A label shown by list_sessions. Default: the session_id.'),
       }),
       output: SessionSchema.shape,
-      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
       run: (args) => manager.createLocal(defined(args)),
       render: (result: SessionInfo) => renderCreatedSession(result),
     },
@@ -530,7 +547,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'command is allowed. Read-only.',
       input: z.strictObject({
         command: z.string().min(1).describe('The command line to check, as it would be given to execute.'),
-        session_id: p.session_id.describe('Session the command would run in (checked to exist). Default: none.'),
+        session_id: p.session_id.describe(
+          'Session the command would run in (checked to exist). Default: none.',
+        ),
       }),
       output: PolicyDecisionShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -108,8 +108,15 @@ export function waitForCommand(
       } catch {
         evidence = 'unknown';
       }
+      let program: string | undefined;
+      if (evidence === 'blocked_read' || evidence === 'polling') {
+        program = await command.terminal.foregroundProgram().catch(() => undefined);
+      }
       if (done || generation !== probeGeneration || command.outputSeq !== outputMark) return;
-      const awaiting = decideAwaiting(evidence, prompt, lastLineOf(tail));
+      const awaiting = decideAwaiting(evidence, prompt, lastLineOf(tail), {
+        program,
+        fullScreen: command.log.altScreen,
+      });
       if (awaiting) {
         command.markAwaitingInput(awaiting);
         finish({ reason: 'awaiting_input', prompt: awaiting });
@@ -159,18 +166,39 @@ export function waitForCommand(
   });
 }
 
+/** Programs that are pagers: waiting in one is a `pager` prompt whatever its status line says. */
+const PAGERS = new Set(['less', 'more', 'most', 'pg', 'man']);
+/** Interactive interpreters: waiting in one without a recognised prompt is a `repl` prompt. */
+const REPLS = new Set(['python', 'python3', 'node', 'irb', 'psql', 'mysql', 'sqlite3', 'ghci', 'lua', 'R', 'gdb', 'redis-cli']);
+
+/** What else is known about the terminal when deciding (see {@link decideAwaiting}). */
+export interface AwaitingContext {
+  /** Name of the terminal's foreground program, when the host can tell. */
+  program?: string | undefined;
+  /** True while the program uses the alternate screen (a full-screen app such as vim or less). */
+  fullScreen?: boolean;
+}
+
 /**
- * Combines kernel evidence with the text classifier. A blocked terminal read is certain; a poll with the
- * terminal among its fds needs a prompt-looking tail; with no kernel evidence (SSH) only certain prompt
- * kinds count; `no` (the program is busy elsewhere, e.g. sleeping) is never awaiting input.
+ * Combines kernel evidence with the text classifier (LESSONS 4, 4b). A blocked terminal read is certain;
+ * a poll with the terminal among its fds counts with a prompt-looking tail, in a known pager or REPL, or
+ * in a full-screen app; with no kernel evidence (SSH) only certain prompt kinds count; `no` (the program
+ * is busy elsewhere, e.g. sleeping) is never awaiting input.
  */
 export function decideAwaiting(
   evidence: InputWaitEvidence,
   prompt: PromptInfo | undefined,
   lastLine: string,
+  context: AwaitingContext = {},
 ): PromptInfo | undefined {
-  if (evidence === 'blocked_read') return prompt ?? { kind: 'text', text: lastLine };
-  if (evidence === 'polling') return prompt;
+  const program = context.program?.replace(/^-/, '');
+  if (evidence === 'blocked_read' || evidence === 'polling') {
+    if (program !== undefined && PAGERS.has(program)) return { kind: 'pager', text: prompt?.text ?? lastLine };
+    if (prompt) return prompt;
+    if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, ''))) return { kind: 'repl', text: lastLine };
+    if (evidence === 'blocked_read' || context.fullScreen) return { kind: 'text', text: lastLine };
+    return undefined;
+  }
   if (evidence === 'unknown') return prompt && isCertainPrompt(prompt) ? prompt : undefined;
   return undefined;
 }

@@ -47,7 +47,10 @@ export interface BudgetSource {
 
 /** Options for {@link budgetLines}. */
 export interface BudgetOptions {
-  /** At most this many characters of output (the omission notice comes on top; see {@link budgetLines}). */
+  /**
+   * At most this many characters of output (the omission notice comes on top; see {@link budgetLines}).
+   * A non-finite value means no limit (everything is materialised: avoid on large sources).
+   */
   maxChars: number;
   /** Path of the full log, named in the notice when known. */
   logPath?: string | undefined;
@@ -110,7 +113,9 @@ export function omissionNotice(notice: {
  * number of error candidates), never to the size of the source.
  */
 export function budgetLines(source: BudgetSource, options: BudgetOptions): BudgetResult {
-  const max = Math.max(1, Math.floor(options.maxChars));
+  const max = Number.isFinite(options.maxChars)
+    ? Math.max(1, Math.floor(options.maxChars))
+    : Number.MAX_SAFE_INTEGER;
   const from = source.fromLine;
   const to = source.toLine;
   const none: BudgetResult = {
@@ -128,7 +133,7 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
   let used = 0;
   let overflowLine: string | undefined; // the first line that did not fit (when it exists)
   let fits = true;
-  const forward = new LineWalker(source, from, to, 1);
+  const forward = new LineWalker(source, from, to);
   for (;;) {
     const next = forward.next(max - used);
     if (next === null) break;
@@ -263,11 +268,12 @@ class LineWalker {
   private index = 0;
   private nextLine: number;
 
+  private averageLength = 0;
+
   constructor(
     private readonly source: BudgetSource,
     start: number,
     private readonly last: number,
-    private averageLength: number,
   ) {
     this.nextLine = start;
   }
@@ -284,8 +290,14 @@ class LineWalker {
         // Missing lines at the end of a read are gone.
         this.buffer = [...this.buffer, ...new Array<undefined>(count - this.buffer.length)];
       }
-      const sample = this.buffer[0];
-      if (sample !== undefined) this.averageLength = Math.max(1, sample.length);
+      let chars = 0;
+      let lines = 0;
+      for (const line of this.buffer) {
+        if (line === undefined) continue;
+        chars += line.length;
+        lines++;
+      }
+      if (lines > 0) this.averageLength = Math.max(1, chars / lines);
     }
     return this.buffer[this.index++];
   }
@@ -302,7 +314,9 @@ class TailCollector {
   partialLine = -1;
   private partialText = '';
   private stopped = false;
-  private averageLength = 1;
+  private averageLength = 0;
+  private seenChars = 0;
+  private seenLines = 0;
 
   constructor(
     private readonly source: BudgetSource,
@@ -338,7 +352,9 @@ class TailCollector {
           this.stopped = true;
           return;
         }
-        this.averageLength = Math.max(1, line.length);
+        this.seenChars += line.length;
+        this.seenLines++;
+        this.averageLength = Math.max(1, this.seenChars / this.seenLines);
         const cost = line.length + 1;
         if (cost > left) break walk;
         this.reversed.push(line);
@@ -365,8 +381,11 @@ class TailCollector {
   }
 }
 
-/** How many lines to read to get about `charsWanted` characters (at least 1, at most 4096 or what is left). */
+/**
+ * How many lines to read to get about `charsWanted` characters: at least 1, at most 4096 or what is
+ * left; 64 while the line length is unknown (`averageLength` 0).
+ */
 function batchSize(charsWanted: number, averageLength: number, available: number): number {
-  const estimate = Math.ceil(Math.max(1, charsWanted) / Math.max(1, averageLength + 1)) + 1;
+  const estimate = averageLength > 0 ? Math.ceil(Math.max(1, charsWanted) / (averageLength + 1)) + 1 : 64;
   return Math.max(1, Math.min(available, 4096, estimate));
 }

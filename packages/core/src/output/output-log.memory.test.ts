@@ -9,7 +9,11 @@ const enc = new TextEncoder();
  * Streams `totalBytes` of `chunk` repeated into a log; returns the largest heap growth seen and the
  * largest number of characters the ring retained at any point.
  */
-function flood(log: OutputLog, chunk: Uint8Array, totalBytes: number): { growth: number; maxRetained: number } {
+function flood(
+  log: OutputLog,
+  chunk: Uint8Array,
+  totalBytes: number,
+): { growth: number; maxRetained: number } {
   const base = process.memoryUsage().heapUsed;
   let growth = 0;
   let maxRetained = 0;

@@ -334,11 +334,11 @@ export class OutputLog {
    */
   page(options: PageOptions): OutputPage {
     const total = this.linesTotal;
-    const length = Math.max(0, Math.floor(options.length ?? DEFAULT_PAGE_LINES));
-    const maxChars = Math.max(1, Math.floor(options.maxChars ?? DEFAULT_MAX_OUTPUT_CHARS));
-    const offset = Math.trunc(options.offset);
+    const length = Math.max(0, whole(options.length, DEFAULT_PAGE_LINES));
+    const maxChars = Math.max(1, whole(options.maxChars, DEFAULT_MAX_OUTPUT_CHARS));
+    const offset = whole(options.offset, 0);
     const filter = options.filter ? statelessRegExp(options.filter) : undefined;
-    const maxScan = Math.max(1, Math.floor(options.maxScanLines ?? DEFAULT_FILTER_SCAN_LINES));
+    const maxScan = Math.max(1, whole(options.maxScanLines, DEFAULT_FILTER_SCAN_LINES));
     const notes: string[] = [];
 
     let start = offset >= 0 ? Math.min(offset, total) : Math.max(0, total + offset);
@@ -433,12 +433,12 @@ export class OutputLog {
    * back for the next call (`next` stops before it); at a cut start, stray continuation bytes are skipped.
    */
   rawSince(byteCursor: number): RawRead {
-    return this.rawFrom(Math.max(0, Math.floor(byteCursor)));
+    return this.rawFrom(Math.max(0, whole(byteCursor, 0)));
   }
 
   /** The last `maxBytes` bytes of raw output still kept (see {@link rawSince}). */
   rawTail(maxBytes: number): RawRead {
-    const read = this.rawFrom(Math.max(0, this.raw.end - Math.max(0, Math.floor(maxBytes))));
+    const read = this.rawFrom(Math.max(0, this.raw.end - Math.max(0, whole(maxBytes, 0))));
     // A tail is not a continuation: report only what the ring itself has lost.
     const dropped = this.raw.start;
     return { ...read, droppedBytes: dropped, note: dropped > 0 ? droppedNote(dropped) : '' };
@@ -449,7 +449,7 @@ export class OutputLog {
    * with `\n`, so a tail ending in `\n` means the partial line is empty. Reads only the ring.
    */
   tail(maxChars: number): string {
-    const want = Math.max(0, Math.floor(maxChars));
+    const want = Math.max(0, whole(maxChars, 0));
     if (want === 0) return '';
     const partial = this.renderer.partialLine;
     const parts: string[] = [partial.length > want ? partial.slice(partial.length - want) : partial];
@@ -567,6 +567,11 @@ export class OutputLog {
       note: dropped > 0 ? droppedNote(dropped) : '',
     };
   }
+}
+
+/** `value` truncated to a whole number; `fallback` when it is missing or not finite (infinities too). */
+function whole(value: number | undefined, fallback: number): number {
+  return value !== undefined && Number.isFinite(value) ? Math.trunc(value) : fallback;
 }
 
 function droppedNote(bytes: number): string {

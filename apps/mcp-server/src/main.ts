@@ -1,0 +1,131 @@
+/**
+ * The `conch-mcp` program: parse flags, reap what a dead instance left, build the engine and the server,
+ * serve MCP over stdio, and shut down cleanly.
+ *
+ * Shutdown happens on SIGINT, SIGTERM, SIGHUP, on **stdin EOF** (the SDK's stdio transport does not
+ * notice it) and when the transport closes: every process the server started is killed and spill files
+ * are removed (unless `--keep-spill`), within 5 s; after 5 s the process exits regardless (the local
+ * driver gives every process a parent-death signal, so nothing outlives a forced exit). Unhandled
+ * rejections and exceptions are logged to stderr and do not stop the server.
+ */
+
+import { reapOrphans } from '@conch/pty';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { parseCliArgs } from './cli-options.js';
+import { ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
+import { createLocalEngine, type EngineGuards } from './engine.js';
+import { createLogger, type Logger } from './logger.js';
+import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
+
+/** Hard limit for a clean shutdown before the process exits anyway. */
+export const SHUTDOWN_DEADLINE_MS = 5000;
+/** Grace between SIGHUP/SIGTERM and SIGKILL for the processes killed at shutdown. */
+export const SHUTDOWN_KILL_GRACE_S = 2;
+
+/** Hooks for embedding: a policy from the resolved config, and extra tools. */
+export interface MainHooks {
+  /** Builds the command policy and audit sink from the resolved configuration (`--allow`, `--deny`, `--audit-log`). */
+  guards?(config: ResolvedConfig, logger: Logger): EngineGuards | Promise<EngineGuards>;
+  /** Extra tools (e.g. connect_ssh, delegate_task). */
+  extraTools?: readonly ToolRegistrar[];
+}
+
+/** Runs the stdio server until shutdown. Resolves with the exit code once shutdown has completed. */
+export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
+  const parsed = parseCliArgs(argv, SERVER_VERSION);
+  if (parsed.kind === 'exit') return parsed.code;
+  let config: ResolvedConfig;
+  try {
+    config = resolveConfig(parsed.settings);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`conch-mcp: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  process.on('unhandledRejection', (reason) =>
+    logger.error('unhandled rejection', { error: reason instanceof Error ? reason.stack : String(reason) }),
+  );
+  process.on('uncaughtException', (error) =>
+    logger.error('uncaught exception', { error: error.stack ?? String(error) }),
+  );
+
+  const guards = (await hooks.guards?.(config, logger)) ?? {};
+  if (!guards.policy && (config.policy.allow.length > 0 || config.policy.deny.length > 0)) {
+    logger.warn(
+      '--allow/--deny rules are configured but no policy engine is wired in this build: they are NOT enforced',
+      {
+        allow: config.policy.allow.length,
+        deny: config.policy.deny.length,
+      },
+    );
+  }
+  if (!guards.audit && config.auditLog !== undefined) {
+    logger.warn('--audit-log is configured but no audit sink is wired in this build: nothing is written', {
+      path: config.auditLog,
+    });
+  }
+
+  try {
+    const reaped = await reapOrphans();
+    if (reaped > 0) logger.info('reaped processes left by a dead conch server', { count: reaped });
+  } catch (error) {
+    logger.warn('reaping orphans failed', { error: String(error) });
+  }
+
+  const engine = createLocalEngine(config, logger, guards);
+  const conch = createConchServer({
+    manager: engine.manager,
+    profile: config.profile,
+    logger,
+    ...(hooks.extraTools ? { extraTools: hooks.extraTools } : {}),
+    onClose: () => engine.dispose(),
+  });
+
+  let resolveExit: (code: number) => void = () => {};
+  const exited = new Promise<number>((resolve) => {
+    resolveExit = resolve;
+  });
+  let shuttingDown = false;
+  const shutdown = (why: string): void => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    logger.info('shutting down', { why });
+    const force = setTimeout(() => {
+      logger.error('shutdown did not finish in time; exiting anyway', { ms: SHUTDOWN_DEADLINE_MS });
+      resolveExit(0);
+    }, SHUTDOWN_DEADLINE_MS);
+    // Shutdown must fit in the deadline: shorten the kill grace of the engine's final kills.
+    engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, SHUTDOWN_KILL_GRACE_S);
+    conch
+      .close()
+      .catch((error: unknown) => logger.error('shutdown failed', { error: String(error) }))
+      .finally(() => {
+        clearTimeout(force);
+        logger.info('stopped');
+        resolveExit(0);
+      });
+  };
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
+  process.stdin.on('end', () => shutdown('stdin EOF'));
+  process.stdin.on('close', () => shutdown('stdin closed'));
+  process.stdout.on('error', (error) => {
+    logger.warn('stdout failed', { error: String(error) });
+    shutdown('stdout closed');
+  });
+
+  const transport = new StdioServerTransport();
+  conch.server.server.onclose = () => shutdown('transport closed');
+  conch.server.server.onerror = (error) => logger.warn('protocol error', { error: String(error) });
+  await conch.server.connect(transport);
+  logger.info('ready', {
+    version: SERVER_VERSION,
+    pid: process.pid,
+    profile: config.profile,
+    ...(config.configPath ? { config: config.configPath } : {}),
+  });
+  return exited;
+}

@@ -1,0 +1,291 @@
+/**
+ * A small harness for integration tests against the REAL built server (`dist/bin.js`) over real stdio,
+ * driven by the MCP SDK's own `Client` and `StdioClientTransport`.
+ *
+ *   const h = await startServer({ args: ['--log-level', 'debug'] });
+ *   const r = await h.exec('echo hi');            // CommandResult (structuredContent)
+ *   const e = await h.call('read_output', {...}); // any tool: { structured, text, isError, raw }
+ *   await h.close();
+ *
+ * `tools/list` is called at start so that the SDK client validates every result against the tool's
+ * declared output schema (errors included).
+ */
+
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The package root (apps/mcp-server). */
+export const PACKAGE_DIR = resolve(here, '..');
+/** The built server. */
+export const BIN = resolve(PACKAGE_DIR, 'dist/bin.js');
+
+/** Fails early with a clear message when the server has not been built. */
+export function assertBuilt(): void {
+  if (!existsSync(BIN)) {
+    throw new Error(`${BIN} is missing: build first (npx -y pnpm@10.34.9 --filter @conch/mcp-server... build).`);
+  }
+}
+
+/** The CommandResult shape as the tests read it. */
+export interface CommandResult {
+  status: 'completed' | 'partial';
+  command_id: string;
+  session_id: string;
+  output: string;
+  exit_code?: number | null;
+  signal?: string | null;
+  state: string;
+  reason: string;
+  prompt?: { kind: string; text: string };
+  cwd?: string;
+  isolated?: boolean;
+  duration_ms: number;
+  output_info: { bytes_total: number; lines_total: number; truncated: boolean; omitted_lines: number; log_path?: string };
+  page?: { from_line: number; to_line: number; total_lines: number; remaining_lines: number; dropped_lines: number };
+  screen?: { rows: string[]; cursor: { row: number; col: number }; alt_screen: boolean; cols: number; rows_count: number };
+}
+
+/** The SPEC §8 error shape. */
+export interface ErrorInfo {
+  code: string;
+  message: string;
+  hint?: string;
+  data?: Record<string, unknown>;
+}
+
+/** One tool call's outcome. */
+export interface ToolCall<T = Record<string, unknown>> {
+  raw: CallToolResult;
+  isError: boolean;
+  /** `structuredContent` (the result, or `{ error }`). */
+  structured: T;
+  /** The single text block. */
+  text: string;
+  /** `structuredContent.error` on error results. */
+  error?: ErrorInfo;
+}
+
+/** Options of {@link startServer}. */
+export interface StartOptions {
+  /** Extra command-line flags. */
+  args?: string[];
+  /** Extra environment. */
+  env?: Record<string, string>;
+  /** Working directory of the server. */
+  cwd?: string;
+}
+
+/** Options of one call. */
+export interface CallOptions {
+  /** Request timeout, ms (default 120 s). */
+  timeoutMs?: number;
+  /** Receives progress notifications (and sends a progress token). */
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  signal?: AbortSignal;
+}
+
+/** A running server and a connected client. */
+export interface ServerHandle {
+  client: Client;
+  transport: StdioClientTransport;
+  /** The server's pid. */
+  pid: number;
+  /** The server's child process (for EOF and exit tests). */
+  child: ChildProcess;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** The tools from tools/list. */
+  tools: Tool[];
+  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolCall<T>>;
+  /** `execute`, expecting a CommandResult (throws on an error result). */
+  exec(command: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CommandResult>;
+  /** A tool that must succeed: returns its structuredContent (throws with the error text otherwise). */
+  ok<T = CommandResult>(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<T>;
+  /** Closes the client (ends stdin; the transport escalates to SIGTERM/SIGKILL after 2 s each). */
+  close(): Promise<void>;
+}
+
+/** Starts the built server with `options` and connects a client. */
+export async function startServer(options: StartOptions = {}): Promise<ServerHandle> {
+  assertBuilt();
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  Object.assign(env, options.env);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, ...(options.args ?? [])],
+    env,
+    stderr: 'pipe',
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  const client = new Client({ name: 'conch-test', version: '0.0.0' });
+  await client.connect(transport);
+  const pid = transport.pid;
+  const child = (transport as unknown as { _process?: ChildProcess })._process;
+  if (pid === null || !child) throw new Error('server did not start');
+  const { tools } = await client.listTools();
+  let closed = false;
+
+  const call = async <T>(name: string, args: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<ToolCall<T>> => {
+    const raw = (await client.callTool({ name, arguments: args }, undefined, {
+      timeout: callOptions.timeoutMs ?? 120_000,
+      ...(callOptions.onProgress ? { onprogress: callOptions.onProgress, resetTimeoutOnProgress: true } : {}),
+      ...(callOptions.signal ? { signal: callOptions.signal } : {}),
+    })) as CallToolResult;
+    const texts = raw.content.filter((c) => c.type === 'text');
+    const structured = (raw.structuredContent ?? {}) as T & { error?: ErrorInfo };
+    const result: ToolCall<T> = {
+      raw,
+      isError: raw.isError === true,
+      structured,
+      text: texts.map((t) => (t as { text: string }).text).join('\n'),
+    };
+    if (structured.error) result.error = structured.error;
+    return result;
+  };
+
+  const ok = async <T>(name: string, args: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<T> => {
+    const r = await call<T>(name, args, callOptions);
+    if (r.isError) throw new Error(`${name} failed: ${r.text}`);
+    return r.structured;
+  };
+
+  return {
+    client,
+    transport,
+    pid,
+    child,
+    tools,
+    stderr: () => stderr,
+    call,
+    ok,
+    exec: (command, args = {}, callOptions = {}) => ok<CommandResult>('execute', { command, ...args }, callOptions),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await client.close().catch(() => {});
+    },
+  };
+}
+
+/** Waits until `condition` returns a truthy value (polling), or throws after `timeoutMs`. */
+export async function waitFor<T>(
+  condition: () => T | Promise<T>,
+  { timeoutMs = 20_000, intervalMs = 50, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await condition();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/**
+ * Keeps calling read_output until the command completes (or `maxCalls` calls). Returns every result;
+ * the last is the completed one.
+ */
+export async function readUntilCompleted(
+  h: ServerHandle,
+  first: CommandResult,
+  args: Record<string, unknown> = {},
+  maxCalls = 50,
+): Promise<CommandResult[]> {
+  const results = [first];
+  let current = first;
+  while (current.status !== 'completed') {
+    if (results.length > maxCalls) throw new Error(`${first.command_id} did not complete after ${maxCalls} calls`);
+    current = await h.ok<CommandResult>('read_output', { command_id: first.command_id, ...args });
+    results.push(current);
+  }
+  return results;
+}
+
+/** True while a process with this pid exists (and is not a zombie). */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+/** PIDs of live processes whose environment has `NAME=value` (e.g. CONCH_SESSION_ID=…). */
+export function pidsWithEnv(name: string, value?: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
+    } catch {
+      continue;
+    }
+    const hit = environ
+      .split('\0')
+      .some((kv) => (value === undefined ? kv.startsWith(`${name}=`) : kv === `${name}=${value}`));
+    if (hit && isAlive(pid)) pids.push(pid);
+  }
+  return pids;
+}
+
+/** Descendant pids of `pid` (via /proc/<pid>/task/<tid>/children). */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const stack = [pid];
+  while (stack.length > 0) {
+    const p = stack.pop()!;
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${p}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tasks) {
+      let children = '';
+      try {
+        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
+      } catch {
+        continue;
+      }
+      for (const c of children.split(/\s+/).filter(Boolean)) {
+        const n = Number(c);
+        out.push(n);
+        stack.push(n);
+      }
+    }
+  }
+  return out;
+}
+
+/** A field of /proc/<pid>/status in kB (e.g. VmHWM, VmRSS), or undefined. */
+export function procStatusKb(pid: number, field: string): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

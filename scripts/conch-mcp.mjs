@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The main job: the conch MCP server over stdio, with a default local session. On a fresh clone it
+// installs and builds first (messages on stderr; stdout stays the MCP channel).
+import { bootstrap } from './bootstrap.mjs';
+
+bootstrap();
+await import('../apps/mcp-server/dist/bin.js');
