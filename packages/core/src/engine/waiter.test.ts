@@ -149,7 +149,8 @@ describe('Waiter (SPEC §3)', () => {
     });
     const answer = track(manager.respond({ command_id: r.value!.command_id, text: 's3cret', secret: true }));
     await clock.advance(0);
-    expect(answer.value).toMatchObject({ status: 'completed', output: 'len 6' });
+    // The leading newline ends the partly returned prompt line: concatenated results are the transcript.
+    expect(answer.value).toMatchObject({ status: 'completed', output: '\nlen 6' });
   });
 
   it('a prompt-looking line is not a prompt while the program is busy elsewhere', async () => {
