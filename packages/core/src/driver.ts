@@ -51,10 +51,11 @@ export interface TerminalProcess {
   signal(signal: string): void;
   /**
    * Kills the whole tree: the process group, every descendant, and escaped descendants carrying
-   * `CONCH_COMMAND_ID=markerId` in their environment (when the host can see them). Sends `signal`,
+   * `CONCH_COMMAND_ID=markerId` (or `CONCH_SESSION_ID=sessionId`) in their environment (when the host
+   * can see them). Sends `signal`,
    * waits up to `graceMs`, then SIGKILL; reaps; reports survivors.
    */
-  kill(options: { signal: string; graceMs: number; markerId?: string }): Promise<KillReport>;
+  kill(options: { signal: string; graceMs: number; markerId?: string; sessionId?: string }): Promise<KillReport>;
   /**
    * Kills one foreground job of this shell without killing the shell: every process carrying
    * `CONCH_COMMAND_ID=markerId` and the terminal's foreground process group when it is not the shell's.

@@ -40,6 +40,8 @@ export interface Issue {
   readonly message: string;
   /** Present when an allow rule for `program` that contains all of `words` allows it explicitly. */
   readonly waiver?: { readonly program: string; readonly words: readonly string[] };
+  /** Denied only when the policy has an allow list. */
+  readonly allowListOnly?: boolean;
 }
 
 /**
@@ -69,6 +71,11 @@ export interface Finding {
   readonly via: string | undefined;
   /** Built-in problems (denied under any rule unless waived). */
   readonly issues: Issue[];
+  /**
+   * Found in a suffix of literal text fed to a shell: the shell runs it only if a command of that script
+   * reads part of the script from their shared input. Listed in a decision only when denied.
+   */
+  readonly speculative: boolean;
 }
 
 /** Options of {@link analyseCommand}. */
@@ -107,6 +114,11 @@ interface InvocationInfo {
 const UNKNOWN: Stdin = { kind: 'unknown' };
 const TERMINAL: Stdin = { kind: 'terminal' };
 
+/** Literal text fed to a shell longer than this is not checked suffix by suffix, and so is denied. */
+const MAX_FED_SCRIPT = 2048;
+/** Characters parsed per evaluation before giving up (suffix checks are quadratic). */
+const PARSE_BUDGET = 2_000_000;
+
 /**
  * Parses `source` with a real bash parser and returns every simple command it would run, normalised and
  * unwrapped, with the built-in issues found. Pure and independent of any rules.
@@ -131,6 +143,9 @@ export function normaliseName(value: string): { name: string; allowName: string 
 
 class Analyser {
   readonly findings: Finding[] = [];
+  /** > 0 while analysing suffixes of a fed script. */
+  private speculative = 0;
+  private parsed = 0;
 
   constructor(private readonly maxDepth: number) {}
 
@@ -163,6 +178,16 @@ class Analyser {
       });
       return;
     }
+    this.parsed += source.length;
+    if (this.parsed > PARSE_BUDGET) {
+      if (this.parsed - source.length <= PARSE_BUDGET) {
+        this.construct(source.slice(0, 200), ctx, {
+          rule: 'policy:too-complex',
+          message: 'the input needs too much parsing to be checked',
+        });
+      }
+      return;
+    }
     this.visit(parse(source), ctx);
   }
 
@@ -184,6 +209,7 @@ class Analyser {
       offsetInParent: undefined,
       via: ctx.via,
       issues: [issue],
+      speculative: this.speculative > 0,
     };
     this.findings.push(f);
     return f;
@@ -193,7 +219,7 @@ class Analyser {
     switch (node.type) {
       case 'Script': {
         const inner = node.source === undefined ? ctx : { ...ctx, source: node.source };
-        if (node.errors !== undefined && node.errors.length > 0) {
+        if (node.errors !== undefined && node.errors.length > 0 && this.speculative === 0) {
           const e = node.errors[0]!;
           this.construct(inner.source, inner, {
             rule: 'policy:unparseable',
@@ -206,7 +232,10 @@ class Analyser {
       case 'Pipeline': {
         node.commands.forEach((cmd, i) => {
           const prev = node.commands[i - 1];
-          this.visit(cmd, prev === undefined ? ctx : { ...ctx, stdin: { kind: 'pipe', from: prev } });
+          // Only a simple command is the sole reader of its pipe; in a group or subshell another command
+          // could read part of it first.
+          const stdin: Stdin = prev === undefined ? ctx.stdin : cmd.type === 'Command' ? { kind: 'pipe', from: prev } : UNKNOWN;
+          this.visit(cmd, { ...ctx, stdin });
         });
         return;
       }
@@ -216,10 +245,12 @@ class Analyser {
         for (const r of node.redirects) this.visit(r, ctx);
         return;
       }
-      case 'Command':
+      case 'Command': {
         this.command(node, ctx);
-        forEachChild(node, (child) => this.visit(child, ctx));
+        const inner = ctx.stdin.kind === 'pipe' ? { ...ctx, stdin: UNKNOWN } : ctx;
+        forEachChild(node, (child) => this.visit(child, inner));
         return;
+      }
       case 'Function': {
         const name = node.name.value;
         this.construct(ctx.source.slice(node.pos, node.end), ctx, {
@@ -310,6 +341,7 @@ class Analyser {
         offsetInParent: undefined,
         via: ctx.via,
         issues,
+        speculative: this.speculative > 0,
       };
       this.findings.push(f);
       return;
@@ -346,6 +378,7 @@ class Analyser {
       offsetInParent: info.offsetInParent,
       via: info.via,
       issues: info.issues,
+      speculative: this.speculative > 0,
     };
     this.findings.push(f);
     if (first === undefined) {
@@ -583,7 +616,7 @@ class Analyser {
           f.issues.push(dynamicScript('eval', 'its arguments are only known at run time'));
           return;
         }
-        this.nested(rest.map((a) => a.value).join(' '), f, info.ctx, stdinOf(info.redirects, info.ctx), 'eval');
+        this.nested(rest.map((a) => a.value).join(' '), f, info.ctx, UNKNOWN, 'eval');
         return;
       }
       case 'trap':
@@ -962,7 +995,12 @@ class Analyser {
     if (stdin.kind === 'terminal') return; // interactive: typed input is checked as it is typed
     f.transparent = true;
     if (stdin.kind === 'literal') {
-      this.nested(stdin.text, f, info.ctx, UNKNOWN, `text fed to ${what}`);
+      f.issues.push({
+        rule: 'policy:shell-input',
+        message: `text fed to ${what} runs as commands that an allow list cannot vouch for; run them directly instead`,
+        allowListOnly: true,
+      });
+      this.fedScript(stdin.text, f, info.ctx, what);
       return;
     }
     f.issues.push(
@@ -973,6 +1011,30 @@ class Analyser {
     );
   }
 
+  /**
+   * Literal text a shell reads as its script from stdin. The shell reads it bit by bit, and a command of the
+   * script that reads its input consumes what follows, so the shell may go on with any suffix of the text:
+   * all of them are checked (speculatively, outside a speculation already).
+   */
+  private fedScript(text: string, f: Finding, ctx: Ctx, what: string): void {
+    this.nested(text, f, ctx, UNKNOWN, `text fed to ${what}`);
+    if (this.speculative > 0) return;
+    if (text.length > MAX_FED_SCRIPT) {
+      f.issues.push(
+        dynamicScript(what, `the text fed to it is longer than ${MAX_FED_SCRIPT} characters, too long to check`),
+      );
+      return;
+    }
+    this.speculative++;
+    try {
+      for (let i = 1; i < text.length; i++) {
+        this.nested(text.slice(i), f, ctx, UNKNOWN, `text fed to ${what}, if its own commands read part of it`);
+      }
+    } finally {
+      this.speculative--;
+    }
+  }
+
   /** Words joined with spaces and run by a shell (`bash -c`, `ssh host cmd`, `watch cmd`, `su -c`). */
   private shellString(f: Finding, words: Arg[], info: InvocationInfo, what: string): void {
     f.transparent = true;
@@ -981,13 +1043,7 @@ class Analyser {
       f.issues.push(dynamicScript(what, 'its command string is only known at run time'));
       return;
     }
-    this.nested(
-      words.map((w) => w.value).join(' '),
-      f,
-      info.ctx,
-      stdinOf(info.redirects, info.ctx),
-      `in a ${what} string`,
-    );
+    this.nested(words.map((w) => w.value).join(' '), f, info.ctx, UNKNOWN, `in a ${what} string`);
   }
 
   private git(f: Finding, args: Arg[]): void {

@@ -120,10 +120,15 @@ export class Policy implements CommandPolicy {
     const allowMatch = new Map<Finding, CompiledRule>();
     const commands: PolicyCommandVerdict[] = [];
     const denials: string[] = [];
+    const listed = new Set<string>();
     for (const f of findings) {
       const j = this.judge(f, allowMatch);
       const verdict: PolicyCommandVerdict = { text: f.text, argv: argvOf(f), decision: j.decision };
       if (j.rule !== undefined) verdict.rule = j.rule;
+      const key = `${verdict.text}\0${verdict.rule ?? ''}`;
+      // Suffixes of a script fed to a shell are listed only when they add a denial.
+      if (f.speculative && (j.decision === 'allow' || listed.has(key))) continue;
+      listed.add(key);
       commands.push(verdict);
       if (j.decision === 'deny' && j.why !== undefined) denials.push(j.why);
     }
@@ -154,6 +159,7 @@ export class Policy implements CommandPolicy {
     if (!this.active) return { decision: 'allow', rule: undefined, why: undefined };
     const where = describeFinding(f);
     for (const issue of f.issues) {
+      if (issue.allowListOnly === true && this.allowRules.length === 0) continue;
       const waived =
         issue.waiver !== undefined &&
         this.allowRules.some((r) => allowRuleNames(r, issue.waiver!.program, issue.waiver!.words));

@@ -112,11 +112,16 @@ export class PtyProcess implements TerminalProcess {
     }
   }
 
-  kill(options: { signal: string; graceMs: number; markerId?: string }): Promise<KillReport> {
+  kill(options: { signal: string; graceMs: number; markerId?: string; sessionId?: string }): Promise<KillReport> {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(
-      { roots: [pid], groups: [pid], ...(options.markerId ? { markerId: options.markerId } : {}) },
+      {
+        roots: [pid],
+        groups: [pid],
+        ...(options.markerId ? { markerId: options.markerId } : {}),
+        ...(options.sessionId ? { sessionId: options.sessionId } : {}),
+      },
       options.signal,
       options.graceMs,
     );

@@ -15,6 +15,8 @@ export interface KillTargets {
   groups: number[];
   /** Also every process whose environment has `CONCH_COMMAND_ID=markerId`. */
   markerId?: string;
+  /** Also every process whose environment has `CONCH_SESSION_ID=sessionId` (escaped double forks). */
+  sessionId?: string;
   /** PIDs never to touch (e.g. the session shell when killing one job). */
   spare?: number[];
 }
@@ -30,9 +32,13 @@ export function collectTargets(targets: KillTargets): number[] {
   for (const stat of all.values()) {
     if (targets.groups.includes(stat.pgrp)) found.add(stat.pid);
   }
-  if (targets.markerId !== undefined) {
+  if (targets.markerId !== undefined || targets.sessionId !== undefined) {
     for (const pid of all.keys()) {
-      if (pid !== process.pid && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) {
+      if (pid === process.pid) continue;
+      const marked =
+        (targets.markerId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) ||
+        (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId);
+      if (marked) {
         found.add(pid);
         for (const d of descendantsOf(pid, all)) found.add(d);
       }

@@ -241,3 +241,17 @@ describe('SessionManager', () => {
     await expect(manager.createLocal({ env: { 'BAD-NAME': 'x' } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
+
+describe('markers in output', () => {
+  it('ignores forged or echoed markers: another nonce, or another command id', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('forger', (c) => {
+      c.print('\x1b]6973;AAAAAAAAAAAAAAAAAAAAAAAA;E;c_whatever;0;/\x07still running\r\n');
+      c.clock.setTimeout(() => c.exit(4), 1000);
+    });
+    const r = await settled(clock, manager.execute({ command: 'forger', pause_timeout: 0.5 }));
+    expect(r).toMatchObject({ status: 'partial', output: 'still running' });
+    const done = await settled(clock, manager.readOutput({ command_id: r.command_id }));
+    expect(done).toMatchObject({ status: 'completed', exit_code: 4 });
+  });
+});

@@ -26,6 +26,9 @@ import { Session, signalFromStatus } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
 import { type WaitOutcome, type WaitSpec, waitForCommand } from './waiter.js';
 
+/** Grace between the polite signal and SIGKILL when a session closes or the server shuts down. */
+const CLOSE_GRACE_MS = 2000;
+
 /** The id and name of the session used when a command names none. */
 export const DEFAULT_SESSION_ID = 'default';
 
@@ -254,7 +257,8 @@ export class SessionManager {
   async closeSession(sessionId: string): Promise<CloseSessionResult> {
     const session = this.getSession(sessionId);
     const killed: string[] = [];
-    const graceMs = this.defaults.killGraceS * 1000;
+    // SPEC §5: everything is gone within 5 s — a short grace, then SIGKILL.
+    const graceMs = Math.min(this.defaults.killGraceS * 1000, CLOSE_GRACE_MS);
     const live = session.commandIds.map((id) => this.commands.get(id)).filter((c): c is Command => !!c && !c.ended);
     await Promise.all(
       live

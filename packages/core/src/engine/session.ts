@@ -279,7 +279,7 @@ export class Session {
     const proc = this.proc;
     if (!proc) return;
     try {
-      await proc.kill({ signal: 'SIGHUP', graceMs });
+      await proc.kill({ signal: 'SIGHUP', graceMs, sessionId: this.id });
     } finally {
       if (this.proc) this.onExit({ exitCode: null, signal: 'SIGHUP' });
       this.state = 'closed';

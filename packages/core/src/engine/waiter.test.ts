@@ -293,3 +293,27 @@ describe('Waiter (SPEC §3)', () => {
 });
 
 export type { CommandResult };
+
+describe('decideAwaiting (kernel evidence × classifier)', () => {
+  it('trusts a blocked terminal read, labelling it by the prompt or the last line', async () => {
+    const { decideAwaiting } = await import('./waiter.js');
+    expect(decideAwaiting('blocked_read', undefined, 'Enter value')).toEqual({ kind: 'text', text: 'Enter value' });
+    expect(decideAwaiting('blocked_read', { kind: 'password', text: 'Password:' }, 'x')?.kind).toBe('password');
+  });
+
+  it('needs more than a poll: a prompt, a pager or REPL program, or a full-screen app', async () => {
+    const { decideAwaiting } = await import('./waiter.js');
+    expect(decideAwaiting('polling', undefined, 'serving on :3000')).toBeUndefined();
+    expect(decideAwaiting('polling', undefined, 'file.txt', { program: 'less' })?.kind).toBe('pager');
+    expect(decideAwaiting('polling', undefined, '', { program: 'python3.11' })?.kind).toBe('repl');
+    expect(decideAwaiting('polling', undefined, '', { program: 'vim', fullScreen: true })?.kind).toBe('text');
+    expect(decideAwaiting('polling', { kind: 'repl', text: '>>>' }, '>>>')?.kind).toBe('repl');
+  });
+
+  it('without evidence trusts only certain kinds; "no" is never awaiting', async () => {
+    const { decideAwaiting } = await import('./waiter.js');
+    expect(decideAwaiting('unknown', { kind: 'text', text: 'Name:' }, 'Name:')).toBeUndefined();
+    expect(decideAwaiting('unknown', { kind: 'yes_no', text: '[Y/n]' }, '')?.kind).toBe('yes_no');
+    expect(decideAwaiting('no', { kind: 'password', text: 'Password:' }, '')).toBeUndefined();
+  });
+});

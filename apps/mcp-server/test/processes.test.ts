@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  type CommandResult,
+  type ServerHandle,
+  descendants,
+  isAlive,
+  pidsWithEnv,
+  startServer,
+  waitFor,
+} from './harness.js';
+
+interface ProcessRow {
+  command_id: string;
+  command: string;
+  pid: number | null;
+  state: string;
+  background: boolean;
+  isolated: boolean;
+}
+
+describe('background processes and kills (real PTY, built server over stdio)', () => {
+  let h: ServerHandle;
+  beforeAll(async () => {
+    h = await startServer();
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test('a background sleep 300 is listed by list_processes, then killed with its tree', async () => {
+    const r = await h.exec('sleep 300', { background: true });
+    expect(r.status).toBe('partial');
+    expect(r.reason).toBe('background');
+    expect(r.isolated).toBe(true);
+    const listed = await h.ok<{ processes: ProcessRow[] }>('list_processes', { filter: 'sleep 300' });
+    const row = listed.processes.find((p) => p.command_id === r.command_id);
+    expect(row).toBeDefined();
+    expect(row!.state).toBe('running');
+    expect(row!.background).toBe(true);
+    expect(row!.pid).toBeGreaterThan(0);
+    const running = await h.ok<{ processes: ProcessRow[] }>('list_processes', { include_finished: false });
+    expect(running.processes.map((p) => p.command_id)).toContain(r.command_id);
+    expect(pidsWithEnv('CONCH_COMMAND_ID', r.command_id).length).toBeGreaterThan(0);
+
+    const kill = await h.ok<{ result: string; survivors: number[]; command_id: string }>('kill_process', {
+      command_id: r.command_id,
+    });
+    expect(kill.result).toBe('killed');
+    expect(kill.survivors).toEqual([]);
+    expect(isAlive(row!.pid!)).toBe(false);
+    expect(pidsWithEnv('CONCH_COMMAND_ID', r.command_id)).toEqual([]);
+    const after = await h.ok<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 0 });
+    expect(after.status).toBe('completed');
+    expect(after.state).toBe('killed');
+    // Killing again is harmless.
+    const again = await h.ok<{ result: string }>('kill_process', { command_id: r.command_id });
+    expect(again.result).toBe('already_exited');
+  });
+
+  test('kill_process also kills a double-forked escapee of a background command', async () => {
+    const r = await h.exec('(setsid sleep 301 >/dev/null 2>&1 &); sleep 302', { background: true });
+    expect(r.status).toBe('partial');
+    const escapees = await waitFor(() => {
+      const pids = pidsWithEnv('CONCH_COMMAND_ID', r.command_id);
+      return pids.length >= 2 ? pids : undefined;
+    }, { what: 'both sleeps to start' });
+    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', { command_id: r.command_id, grace_s: 1 });
+    expect(kill.result).toBe('killed');
+    expect(kill.survivors).toEqual([]);
+    for (const pid of escapees) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    expect(pidsWithEnv('CONCH_COMMAND_ID', r.command_id)).toEqual([]);
+  });
+
+  test('kill_process on a foreground shell loop ends it and leaves the session idle', async () => {
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', { name: 'loop' });
+    try {
+      const r = await h.exec('while true; do echo tick; sleep 0.2; done', { session_id, pause_timeout: 5, total_timeout: 1 });
+      expect(r.status).toBe('partial');
+      const kill = await h.ok<{ result: string }>('kill_process', { command_id: r.command_id, grace_s: 1 });
+      expect(kill.result).toBe('killed');
+      const sessions = await h.ok<{ sessions: { session_id: string; state: string }[] }>('list_sessions');
+      expect(sessions.sessions.find((s) => s.session_id === session_id)?.state).toBe('idle');
+      const next = await h.exec('cd /tmp && echo here', { session_id });
+      expect(next.output).toBe('here');
+      expect(next.isolated).toBeUndefined();
+      expect(next.cwd).toBe('/tmp');
+    } finally {
+      await h.ok('close_session', { session_id });
+    }
+  });
+
+  test('close_session kills what the session started', async () => {
+    const tag = randomBytes(6).toString('hex');
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', { env: { CONCH_TEST_TAG: tag } });
+    await h.exec('sleep 303', { session_id, background: true });
+    const fg = await h.exec('sleep 304', { session_id, pause_timeout: 0.3 });
+    expect(fg.status).toBe('partial');
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length >= 3, { what: 'shell and both sleeps' });
+    const closed = await h.ok<{ killed_command_ids: string[] }>('close_session', { session_id });
+    expect(closed.killed_command_ids).toContain(fg.command_id);
+    expect(closed.killed_command_ids).toHaveLength(2);
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { what: 'no process of the session left' });
+    const gone = await h.call('execute', { command: 'echo x', session_id });
+    expect(gone.error?.code).toBe('SESSION_NOT_FOUND');
+  });
+});
+
+describe('server shutdown kills everything it started', () => {
+  async function startWithWork(): Promise<{ h: ServerHandle; tag: string; pids: number[] }> {
+    const h = await startServer();
+    const tag = randomBytes(6).toString('hex');
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', { env: { CONCH_TEST_TAG: tag } });
+    await h.exec('sleep 305', { session_id, background: true });
+    await h.exec('(setsid sleep 306 >/dev/null 2>&1 &); sleep 307', { session_id, background: true });
+    const fg = await h.exec('sleep 308', { session_id, pause_timeout: 0.3 });
+    expect(fg.status).toBe('partial');
+    // Default session too.
+    await h.exec('sleep 309', { background: true });
+    const pids = await waitFor(() => {
+      const p = pidsWithEnv('CONCH_TEST_TAG', tag);
+      return p.length >= 6 ? p : undefined;
+    }, { what: 'all processes to start' });
+    return { h, tag, pids: [...pids, ...descendants(h.pid)] };
+  }
+
+  test('closing the client stdin makes the server exit 0 within 5 s and leaves no process behind', async () => {
+    const { h, tag, pids } = await startWithWork();
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      h.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const started = Date.now();
+    h.child.stdin?.end();
+    const { code, signal } = await exit;
+    const took = Date.now() - started;
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+    expect(took).toBeLessThan(5500);
+    expect(h.stderr()).toMatch(/shutting down why="stdin EOF"/);
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { timeoutMs: 3000, what: 'tagged processes gone' });
+    for (const pid of pids) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    await h.close();
+  });
+
+  test('SIGTERM makes the server exit 0 and leaves no process behind', async () => {
+    const { h, tag, pids } = await startWithWork();
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      h.child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const started = Date.now();
+    process.kill(h.pid, 'SIGTERM');
+    const { code } = await exit;
+    expect(code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(5500);
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { timeoutMs: 3000, what: 'tagged processes gone' });
+    for (const pid of pids) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    await h.close();
+  });
+});
