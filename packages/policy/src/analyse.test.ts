@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell text, where ${…} is parameter expansion.
 import { describe, expect, it } from 'vitest';
 import { analyseCommand, type Finding, normaliseName } from './analyse.js';
 
@@ -40,9 +41,23 @@ describe('analyseCommand', () => {
 
   it('finds commands inside every kind of expansion', () => {
     expect(names('x $(a) `b` "$(c)" <(d) >(e) $(( $(f) )) ${v:-$(g)} ${v[$(h)]}')).toEqual([
-      'x', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h',
+      'x',
+      'a',
+      'b',
+      'c',
+      'd',
+      'e',
+      'f',
+      'g',
+      'h',
     ]);
-    expect(names('a[$(i)]=1; [[ $(j) ]]; (( $(k) )); for ((n=$(l);;)); do :; done')).toEqual(['i', 'j', 'k', 'l', ':']);
+    expect(names('a[$(i)]=1; [[ $(j) ]]; (( $(k) )); for ((n=$(l);;)); do :; done')).toEqual([
+      'i',
+      'j',
+      'k',
+      'l',
+      ':',
+    ]);
     expect(names('cat <<EOF\n$(m)\nEOF')).toEqual(['cat', 'm']);
     expect(names("cat <<'EOF'\n$(m)\nEOF")).toEqual(['cat']);
     expect(names('cat <<< "$(n)"')).toEqual(['cat', 'n']);
@@ -54,13 +69,28 @@ describe('analyseCommand', () => {
 
   it('unwraps wrappers with their options, one finding per level', () => {
     expect(names('sudo -u root -E env -i A=1 nice -n 5 timeout -k 1 5s stdbuf -oL nohup rm x')).toEqual([
-      'sudo', 'env', 'nice', 'timeout', 'stdbuf', 'nohup', 'rm',
+      'sudo',
+      'env',
+      'nice',
+      'timeout',
+      'stdbuf',
+      'nohup',
+      'rm',
     ]);
     expect(names('command -p exec -a n builtin setsid busybox rm x')).toEqual([
-      'command', 'exec', 'builtin', 'setsid', 'busybox', 'rm',
+      'command',
+      'exec',
+      'builtin',
+      'setsid',
+      'busybox',
+      'rm',
     ]);
     expect(names('doas -u root ionice -c 3 taskset -c 0 chroot / rm x')).toEqual([
-      'doas', 'ionice', 'taskset', 'chroot', 'rm',
+      'doas',
+      'ionice',
+      'taskset',
+      'chroot',
+      'rm',
     ]);
   });
 
@@ -133,7 +163,8 @@ describe('analyseCommand', () => {
     for (const c of ['$X', '$(which rm) x', '`a`', '/bin/r? x', '{a,b}', 'env $X', 'sudo "$@"', 'xargs $X']) {
       expect(rules(c), c).toContain('policy:dynamic-name');
     }
-    for (const c of ['eval "$X"', 'bash -c "$X"', 'sh "$X"']) expect(rules(c), c).toContain('policy:dynamic-script');
+    for (const c of ['eval "$X"', 'bash -c "$X"', 'sh "$X"'])
+      expect(rules(c), c).toContain('policy:dynamic-script');
   });
 
   it('flags state-changing constructs', () => {
@@ -233,7 +264,7 @@ describe('analyseCommand', () => {
     expect(rules('ls \\\\')).toEqual([]);
     expect(rules('cat <<EOF\nx')).toContain('policy:incomplete');
     expect(rules('echo !!')).toContain('policy:history-expansion');
-    expect(rules("echo '!!' \"hi!\" [ ! -f x ] a!=b")).toEqual([]);
+    expect(rules('echo \'!!\' "hi!" [ ! -f x ] a!=b')).toEqual([]);
     expect(analyseCommand('echo !!', { historyExpansion: false }).flatMap((f) => f.issues)).toEqual([]);
   });
 

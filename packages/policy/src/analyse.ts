@@ -16,6 +16,8 @@ import {
   GIT_GLOBAL_OPTIONS_WITH_VALUE,
   GIT_RISKY_SUBCOMMANDS,
   isProtectedVariable,
+  OPAQUE_RUNNERS,
+  SCHEDULERS,
   SHELL_PROGRAMS,
   SYSTEM_BIN_DIRS,
 } from './programs.js';
@@ -118,6 +120,8 @@ const TERMINAL: Stdin = { kind: 'terminal' };
 const MAX_FED_SCRIPT = 2048;
 /** Characters parsed per evaluation before giving up (suffix checks are quadratic). */
 const PARSE_BUDGET = 2_000_000;
+/** Findings per evaluation before giving up. */
+const FINDINGS_BUDGET = 20_000;
 
 /**
  * Parses `source` with a real bash parser and returns every simple command it would run, normalised and
@@ -163,7 +167,8 @@ class Analyser {
     if (endsWithContinuation(source)) {
       this.construct(source, ctx, {
         rule: 'policy:incomplete',
-        message: 'the input ends with a line continuation, so the shell would join it with whatever comes next',
+        message:
+          'the input ends with a line continuation, so the shell would join it with whatever comes next',
       });
     }
     this.script(source, ctx);
@@ -234,7 +239,8 @@ class Analyser {
           const prev = node.commands[i - 1];
           // Only a simple command is the sole reader of its pipe; in a group or subshell another command
           // could read part of it first.
-          const stdin: Stdin = prev === undefined ? ctx.stdin : cmd.type === 'Command' ? { kind: 'pipe', from: prev } : UNKNOWN;
+          const stdin: Stdin =
+            prev === undefined ? ctx.stdin : cmd.type === 'Command' ? { kind: 'pipe', from: prev } : UNKNOWN;
           this.visit(cmd, { ...ctx, stdin });
         });
         return;
@@ -253,10 +259,15 @@ class Analyser {
       }
       case 'Function': {
         const name = node.name.value;
-        this.construct(ctx.source.slice(node.pos, node.end), ctx, {
-          rule: 'policy:function-definition',
-          message: `defining the function "${name}" would change what the command "${name}" means later`,
-        }, [syntheticArg('function'), syntheticArg(name)]);
+        this.construct(
+          ctx.source.slice(node.pos, node.end),
+          ctx,
+          {
+            rule: 'policy:function-definition',
+            message: `defining the function "${name}" would change what the command "${name}" means later`,
+          },
+          [syntheticArg('function'), syntheticArg(name)],
+        );
         forEachChild(node, (child) => this.visit(child, { ...ctx, stdin: UNKNOWN }));
         return;
       }
@@ -312,7 +323,11 @@ class Analyser {
         message: `"${node.text}" expands a variable as a prompt string, which runs the command substitutions in it`,
       });
     }
-    if (op.type === 'Default' && (op.operator === '=' || op.operator === ':=') && isProtectedVariable(node.parameter)) {
+    if (
+      op.type === 'Default' &&
+      (op.operator === '=' || op.operator === ':=') &&
+      isProtectedVariable(node.parameter)
+    ) {
       this.construct(node.text, ctx, protectedIssue(node.parameter));
     }
   }
@@ -365,6 +380,12 @@ class Analyser {
 
   /** Records one program invocation and follows whatever it runs. */
   private invocation(args: Arg[], info: InvocationInfo): Finding {
+    if (this.findings.length === FINDINGS_BUDGET) {
+      this.construct(info.text.slice(0, 200), info.ctx, {
+        rule: 'policy:too-complex',
+        message: 'the input contains too many commands to be checked',
+      });
+    }
     const first = args[0];
     const f: Finding = {
       text: info.text,
@@ -405,7 +426,13 @@ class Analyser {
   }
 
   /** Runs `inner` (a suffix of `f.args` starting at `offset`, or a new argv) as a child of `f`. */
-  private child(f: Finding, inner: Arg[], info: InvocationInfo, offset: number | undefined, openEnded = f.openEnded) {
+  private child(
+    f: Finding,
+    inner: Arg[],
+    info: InvocationInfo,
+    offset: number | undefined,
+    openEnded = f.openEnded,
+  ) {
     f.transparent = true;
     if (inner.length === 0 && openEnded) {
       f.issues.push({
@@ -447,7 +474,11 @@ class Analyser {
     const rest = args.slice(1);
     switch (f.name) {
       case 'env': {
-        const scan = scanOptions(args, 1, { short: 'uCSP', long: ['--unset', '--chdir', '--split-string'], env: true });
+        const scan = scanOptions(args, 1, {
+          short: 'uCSP',
+          long: ['--unset', '--chdir', '--split-string'],
+          env: true,
+        });
         const split = scan.values.get('S') ?? scan.values.get('--split-string');
         if (!scan.dynamic && split !== undefined) {
           const words = split.isStatic ? splitEnvString(split.value) : undefined;
@@ -504,7 +535,12 @@ class Analyser {
         this.wrapped(f, args, info, scanOptions(args, 1, {}));
         return;
       case 'stdbuf':
-        this.wrapped(f, args, info, scanOptions(args, 1, { short: 'ioe', long: ['--input', '--output', '--error'] }));
+        this.wrapped(
+          f,
+          args,
+          info,
+          scanOptions(args, 1, { short: 'ioe', long: ['--input', '--output', '--error'] }),
+        );
         return;
       case 'time':
         this.wrapped(f, args, info, scanOptions(args, 1, { short: 'fo', long: ['--format', '--output'] }));
@@ -516,7 +552,10 @@ class Analyser {
         return;
       }
       case 'ionice': {
-        const scan = scanOptions(args, 1, { short: 'cnpPu', long: ['--class', '--classdata', '--pid', '--pgid', '--uid'] });
+        const scan = scanOptions(args, 1, {
+          short: 'cnpPu',
+          long: ['--class', '--classdata', '--pid', '--pgid', '--uid'],
+        });
         if (['p', 'P', 'u', '--pid', '--pgid', '--uid'].some((o) => scan.flags.has(o))) return;
         this.wrapped(f, args, info, scan);
         return;
@@ -538,6 +577,34 @@ class Analyser {
         this.wrapped(f, args, info, scan);
         return;
       }
+      case 'jobs': {
+        // `jobs -x CMD ARGS` runs CMD with job specs replaced.
+        const x = rest.findIndex((a) => a.isStatic && /^-[a-z]*x/.test(a.value));
+        if (x >= 0) this.wrapped(f, args, info, scanOptions(args, x + 2, {}));
+        else if (rest.some((a) => !a.isStatic)) {
+          f.issues.push({
+            rule: 'policy:dynamic-name',
+            message: '"jobs" with arguments only known at run time could run a command (-x)',
+          });
+        }
+        return;
+      }
+      case 'man':
+        this.sensitiveWords(f, args, 'man', [['--pager'], ['-P'], ['--html'], ['-H'], ['--browser']]);
+        return;
+      case 'scp':
+      case 'sftp':
+        this.sensitiveWords(f, args, f.name, [
+          ['-S'],
+          [
+            '-o',
+            /^-o\s*(proxycommand|localcommand|knownhostscommand)|^(proxycommand|localcommand|knownhostscommand)/i,
+          ],
+        ]);
+        return;
+      case 'zip':
+        this.sensitiveWords(f, args, 'zip', [['--unzip-command'], ['-TT']]);
+        return;
       case 'busybox': {
         const next = args[1];
         if (next === undefined || (next.isStatic && next.value.startsWith('-'))) return;
@@ -590,7 +657,10 @@ class Analyser {
         return;
       }
       case 'flock': {
-        const scan = scanOptions(args, 1, { short: 'wEc', long: ['--timeout', '--wait', '--conflict-exit-code', '--command'] });
+        const scan = scanOptions(args, 1, {
+          short: 'wEc',
+          long: ['--timeout', '--wait', '--conflict-exit-code', '--command'],
+        });
         const cmd = scan.values.get('c') ?? scan.values.get('--command');
         if (scan.dynamic) {
           this.wrapped(f, args, info, scan);
@@ -631,18 +701,25 @@ class Analyser {
         return;
       case 'alias':
         if (rest.some((a) => !a.isStatic || a.value.includes('='))) {
-          f.issues.push({ rule: 'policy:alias', message: 'alias definitions change what later commands mean' });
+          f.issues.push({
+            rule: 'policy:alias',
+            message: 'alias definitions change what later commands mean',
+          });
         }
         return;
       case 'enable':
         f.issues.push({
           rule: 'policy:enable',
-          message: '"enable" switches shell builtins on or off or loads new ones, changing what later commands mean',
+          message:
+            '"enable" switches shell builtins on or off or loads new ones, changing what later commands mean',
         });
         return;
       case 'hash':
         if (rest.some((a) => !a.isStatic || /^-[a-z]*p/.test(a.value))) {
-          f.issues.push({ rule: 'policy:hash', message: '"hash -p" makes a command name run another program' });
+          f.issues.push({
+            rule: 'policy:hash',
+            message: '"hash -p" makes a command name run another program',
+          });
         }
         return;
       case 'bind':
@@ -653,7 +730,10 @@ class Analyser {
       case 'fc': {
         const listing = rest.some((a) => a.isStatic && /^-[nr]*l[lnr]*$/.test(a.value));
         if (!listing || !rest.every((a) => a.isStatic && !/^-[a-z]*[es]/.test(a.value))) {
-          f.issues.push({ rule: 'policy:fc', message: '"fc" runs commands from the history, edited by a program' });
+          f.issues.push({
+            rule: 'policy:fc',
+            message: '"fc" runs commands from the history, edited by a program',
+          });
         }
         return;
       }
@@ -679,7 +759,10 @@ class Analyser {
       case 'mapfile':
       case 'readarray': {
         if (rest.some((a) => !a.isStatic || /^-[a-zA-Z]*C/.test(a.value))) {
-          f.issues.push({ rule: 'policy:mapfile-callback', message: `"${f.name} -C" runs a command for each line` });
+          f.issues.push({
+            rule: 'policy:mapfile-callback',
+            message: `"${f.name} -C" runs a command for each line`,
+          });
         }
         this.variableTargets(f, rest, 'dnOsuCc', '');
         return;
@@ -718,7 +801,66 @@ class Analyser {
         return;
       default:
         if (SHELL_PROGRAMS.has(f.name)) this.shell(f, args, info);
+        else if (OPAQUE_RUNNERS.has(f.name)) this.opaqueRunner(f, args, info);
+        else if (SCHEDULERS.has(f.name)) this.scheduler(f, args, info);
     }
+  }
+
+  /** A runner whose options are not modelled: every word that could start its command is checked. */
+  private opaqueRunner(f: Finding, args: Arg[], info: InvocationInfo): void {
+    let candidates = 0;
+    for (let i = 1; i < args.length; i++) {
+      const a = args[i]!;
+      if (!a.isStatic) {
+        f.issues.push({
+          rule: 'policy:dynamic-name',
+          message: `"${a.text}" is only known at run time, so "${f.name}" could run any program`,
+        });
+        return;
+      }
+      if (a.value.startsWith('-') || a.value.startsWith('+')) continue;
+      candidates++;
+      this.speculative++;
+      try {
+        this.invocation(args.slice(i), {
+          ...info,
+          text: args
+            .slice(i)
+            .map((w) => w.text)
+            .join(' '),
+          parent: f,
+          offsetInParent: i,
+          via: f.name,
+          issues: [],
+        });
+      } finally {
+        this.speculative--;
+      }
+    }
+    if (candidates === 0 && f.name === 'parallel') this.shellReadingStdin(f, info, 'parallel');
+  }
+
+  /** `at`, `batch`, `crontab`: commands to run later, read from input or a file. */
+  private scheduler(f: Finding, args: Arg[], info: InvocationInfo): void {
+    const rest = args.slice(1);
+    if (f.name === 'crontab') {
+      if (rest.some((a) => a.isStatic && /^-[a-zA-Z]*[lr]/.test(a.value)) && !rest.some((a) => !a.isStatic))
+        return;
+      f.issues.push(dynamicScript('crontab', 'it installs commands to run later'));
+      return;
+    }
+    if (rest.some((a) => a.isStatic && /^-[a-zA-Z]*[lcrd]$/.test(a.value))) return; // list, show, remove jobs
+    if (rest.some((a) => !a.isStatic || a.value.startsWith('-f'))) {
+      f.issues.push(dynamicScript(f.name, 'it runs commands from a file later'));
+      return;
+    }
+    const stdin = resolveStdin(stdinOf(info.redirects, info.ctx));
+    if (stdin.kind === 'literal') {
+      f.transparent = false;
+      this.fedScript(stdin.text, f, info.ctx, f.name);
+      return;
+    }
+    f.issues.push(dynamicScript(f.name, 'it runs commands read from its input later'));
   }
 
   private xargs(f: Finding, args: Arg[], info: InvocationInfo): void {
@@ -780,7 +922,8 @@ class Analyser {
         const n = a.value.slice(0, a.value.indexOf('='));
         if (isProtectedVariable(n)) f.issues.push(protectedIssue(n));
       }
-      if (['s', 'i', '--shell', '--login'].some((o) => scan.flags.has(o))) this.shellReadingStdin(f, info, 'sudo -s');
+      if (['s', 'i', '--shell', '--login'].some((o) => scan.flags.has(o)))
+        this.shellReadingStdin(f, info, 'sudo -s');
       return;
     }
     this.wrapped(f, args, info, scan);
@@ -809,11 +952,20 @@ class Analyser {
       }
       if (/^-[a-zA-Z]*c/.test(v) && !v.startsWith('--')) {
         const attached = v.slice(v.indexOf('c') + 1);
-        this.shellString(f, attached ? [syntheticArg(attached)] : args.slice(i + 1, i + 2), info, `${f.name} -c`);
+        this.shellString(
+          f,
+          attached ? [syntheticArg(attached)] : args.slice(i + 1, i + 2),
+          info,
+          `${f.name} -c`,
+        );
         f.transparent = false;
         return;
       }
-      if (/^-[a-zA-Z]*[gGsw]$/.test(v) || ['--group', '--supp-group', '--shell', '--whitelist-environment'].includes(v)) i++;
+      if (
+        /^-[a-zA-Z]*[gGsw]$/.test(v) ||
+        ['--group', '--supp-group', '--shell', '--whitelist-environment'].includes(v)
+      )
+        i++;
     }
     this.shellReadingStdin(f, info, f.name);
   }
@@ -824,7 +976,10 @@ class Analyser {
     const sensitive = (values: Arg[] | undefined) => {
       for (const v of values ?? []) {
         const key = /^\s*([A-Za-z]+)/.exec(v.value)?.[1]?.toLowerCase() ?? '';
-        if (!v.isStatic || ['proxycommand', 'localcommand', 'permitlocalcommand', 'knownhostscommand'].includes(key)) {
+        if (
+          !v.isStatic ||
+          ['proxycommand', 'localcommand', 'permitlocalcommand', 'knownhostscommand'].includes(key)
+        ) {
           f.issues.push({
             rule: 'policy:ssh -o',
             message: `ssh option "${v.text}" runs a local command`,
@@ -952,7 +1107,8 @@ class Analyser {
           const s = args[i + 1];
           if (s !== undefined) extra.push(s);
           i++;
-        } else if (v.startsWith('--init-command=')) extra.push(syntheticArg(v.slice('--init-command='.length)));
+        } else if (v.startsWith('--init-command='))
+          extra.push(syntheticArg(v.slice('--init-command='.length)));
         i++;
         continue;
       }
@@ -1021,14 +1177,23 @@ class Analyser {
     if (this.speculative > 0) return;
     if (text.length > MAX_FED_SCRIPT) {
       f.issues.push(
-        dynamicScript(what, `the text fed to it is longer than ${MAX_FED_SCRIPT} characters, too long to check`),
+        dynamicScript(
+          what,
+          `the text fed to it is longer than ${MAX_FED_SCRIPT} characters, too long to check`,
+        ),
       );
       return;
     }
     this.speculative++;
     try {
       for (let i = 1; i < text.length; i++) {
-        this.nested(text.slice(i), f, ctx, UNKNOWN, `text fed to ${what}, if its own commands read part of it`);
+        this.nested(
+          text.slice(i),
+          f,
+          ctx,
+          UNKNOWN,
+          `text fed to ${what}, if its own commands read part of it`,
+        );
       }
     } finally {
       this.speculative--;
@@ -1098,19 +1263,24 @@ class Analyser {
       const v = a.value;
       const opt = v.includes('=') ? v.slice(0, v.indexOf('=')) : v;
       if (opt === '--output') sensitive('--output', `"git ${sub} --output" writes to a file`);
-      else if (opt === '--ext-diff') sensitive('--ext-diff', `"git ${sub} --ext-diff" runs an external diff program`);
-      else if (opt === '--textconv') sensitive('--textconv', `"git ${sub} --textconv" runs a conversion program`);
+      else if (opt === '--ext-diff')
+        sensitive('--ext-diff', `"git ${sub} --ext-diff" runs an external diff program`);
+      else if (opt === '--textconv')
+        sensitive('--textconv', `"git ${sub} --textconv" runs a conversion program`);
       else if (opt === '--upload-pack' || opt === '--receive-pack' || opt === '--exec') {
         sensitive(opt, `"git ${sub} ${opt}" runs a program`);
       } else if (sub === 'clone' && v === '-u') sensitive('--upload-pack', '"git clone -u" runs a program');
-      else if (sub === 'rebase' && (v === '-x' || v.startsWith('-x'))) sensitive('--exec', '"git rebase -x" runs a command');
-      else if (sub === 'difftool' && (v === '-x' || opt === '--extcmd')) sensitive('--extcmd', '"git difftool -x" runs a command');
+      else if (sub === 'rebase' && (v === '-x' || v.startsWith('-x')))
+        sensitive('--exec', '"git rebase -x" runs a command');
+      else if (sub === 'difftool' && (v === '-x' || opt === '--extcmd'))
+        sensitive('--extcmd', '"git difftool -x" runs a command');
       else if (sub === 'grep' && (v === '-O' || opt === '--open-files-in-pager')) {
         sensitive('--open-files-in-pager', '"git grep -O" runs a pager program');
       }
     }
     const first = positional[0]?.value;
-    if (sub === 'submodule' && first === 'foreach') sensitive('foreach', '"git submodule foreach" runs a command');
+    if (sub === 'submodule' && first === 'foreach')
+      sensitive('foreach', '"git submodule foreach" runs a command');
     if (sub === 'bisect' && first === 'run') sensitive('run', '"git bisect run" runs a command');
     if (sub === 'filter-branch') sensitive('filter-branch', '"git filter-branch" runs filter commands');
     if (sub === 'config' && isGitConfigWrite(rest)) {
@@ -1181,7 +1351,11 @@ class Analyser {
     for (const a of args.slice(1)) {
       if (!a.isStatic) continue;
       for (const [word, re] of table) {
-        const hit = re ? re.test(a.value) : a.value === word || a.value.startsWith(`${word}=`) || (word.length === 2 && a.value.startsWith(word));
+        const hit = re
+          ? re.test(a.value)
+          : a.value === word ||
+            a.value.startsWith(`${word}=`) ||
+            (word.length === 2 && a.value.startsWith(word));
         if (hit) {
           f.issues.push({
             rule: `policy:${program} ${word}`,
@@ -1210,7 +1384,16 @@ function isGitConfigWrite(rest: readonly Arg[]): boolean {
     '--rename-section',
     '--remove-section',
   ]);
-  const readOnly = new Set(['get', 'list', '-l', '--list', '--get', '--get-all', '--get-regexp', '--get-urlmatch']);
+  const readOnly = new Set([
+    'get',
+    'list',
+    '-l',
+    '--list',
+    '--get',
+    '--get-all',
+    '--get-regexp',
+    '--get-urlmatch',
+  ]);
   let positional = 0;
   const withValue = new Set(['--file', '-f', '--blob', '--type', '--default', '--comment', '--value']);
   for (let i = 0; i < rest.length; i++) {
@@ -1309,7 +1492,10 @@ function scanOptions(args: readonly Arg[], start: number, table: OptionTable): S
       i++;
       continue;
     }
-    if ((table.env && /^[^=]+=/.test(v)) || (table.identifierAssignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v))) {
+    if (
+      (table.env && /^[^=]+=/.test(v)) ||
+      (table.identifierAssignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(v))
+    ) {
       assignments.push(a);
       i++;
       continue;
@@ -1383,7 +1569,13 @@ function resolveStdin(stdin: Stdin): Stdin {
   if (name === 'echo') text = echoOutput(args);
   else if (name === 'printf') text = printfOutput(args);
   else if (name === 'cat' && args.length === 0) {
-    const own = stdinOf(from.redirects, { source: '', depth: 0, stdin: UNKNOWN, parent: undefined, via: undefined });
+    const own = stdinOf(from.redirects, {
+      source: '',
+      depth: 0,
+      stdin: UNKNOWN,
+      parent: undefined,
+      via: undefined,
+    });
     if (own.kind === 'literal') text = own.text;
   }
   return text === undefined ? UNKNOWN : { kind: 'literal', text };
@@ -1449,7 +1641,15 @@ function findHistoryExpansion(source: string): number {
     }
     if (c === '!') {
       const next = source[i + 1];
-      if (next === undefined || next === ' ' || next === '\t' || next === '\n' || next === '=' || next === '(') continue;
+      if (
+        next === undefined ||
+        next === ' ' ||
+        next === '\t' ||
+        next === '\n' ||
+        next === '=' ||
+        next === '('
+      )
+        continue;
       if (double && next === '"') continue;
       return i;
     }

@@ -1,6 +1,6 @@
 import { closeSync, fchmodSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { AuditEntry as CoreAuditEntry, AuditSink } from '@conch/core';
+import type { AuditSink, AuditEntry as CoreAuditEntry } from '@conch/core';
 
 /**
  * One audit record, as the core's `AuditSink` receives it, plus `secret`. Secret input (`respond` with

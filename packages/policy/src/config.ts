@@ -40,10 +40,14 @@ const GeminiSettingsSchema = z.looseObject({
 });
 
 function invalid(source: string, error: z.ZodError): ConchError {
-  return new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid policy configuration in ${source}:\n${z.prettifyError(error)}`, {
-    hint: 'A policy is { "allow": [RULE…], "deny": [RULE…] }; a rule is a command prefix such as "git push" or { "prefix": "git push", "match": [...], "not_match": [...] }.',
-    data: { source },
-  });
+  return new ConchError(
+    ErrorCode.INVALID_ARGUMENT,
+    `Invalid policy configuration in ${source}:\n${z.prettifyError(error)}`,
+    {
+      hint: 'A policy is { "allow": [RULE…], "deny": [RULE…] }; a rule is a command prefix such as "git push" or { "prefix": "git push", "match": [...], "not_match": [...] }.',
+      data: { source },
+    },
+  );
 }
 
 /**
@@ -61,7 +65,10 @@ export function policyConfigFromFlags(flags: {
   readonly allow?: readonly string[] | undefined;
   readonly deny?: readonly string[] | undefined;
 }): PolicyConfig {
-  return parsePolicyConfig({ allow: [...(flags.allow ?? [])], deny: [...(flags.deny ?? [])] }, 'the --allow/--deny flags');
+  return parsePolicyConfig(
+    { allow: [...(flags.allow ?? [])], deny: [...(flags.deny ?? [])] },
+    'the --allow/--deny flags',
+  );
 }
 
 /**
@@ -119,7 +126,8 @@ export function loadPolicyConfigFile(path: string): PolicyConfig {
   if (typeof json === 'object' && json !== null) {
     const o = json as Record<string, unknown>;
     if ('policy' in o) return policyConfigFromConchConfig(json, path);
-    if ('tools' in o || 'coreTools' in o || 'excludeTools' in o) return policyConfigFromGeminiSettings(json, path);
+    if ('tools' in o || 'coreTools' in o || 'excludeTools' in o)
+      return policyConfigFromGeminiSettings(json, path);
     if ('allow' in o || 'deny' in o) return parsePolicyConfig(json, path);
   }
   return EMPTY_POLICY_CONFIG;

@@ -21,22 +21,23 @@ export interface GateOptions {
 }
 
 const NAMES: Record<number, string> = {
-  0x00: 'NUL',
-  0x03: 'Ctrl-C',
-  0x04: 'Ctrl-D',
-  0x08: 'backspace (Ctrl-H)',
-  0x09: 'TAB',
-  0x0d: 'carriage return (CR)',
-  0x15: 'Ctrl-U (erase line)',
-  0x17: 'Ctrl-W (erase word)',
-  0x1a: 'Ctrl-Z',
-  0x1b: 'ESC',
-  0x7f: 'DEL',
+  0: 'NUL',
+  3: 'Ctrl-C',
+  4: 'Ctrl-D',
+  8: 'backspace (Ctrl-H)',
+  9: 'TAB',
+  13: 'carriage return (CR)',
+  21: 'Ctrl-U (erase line)',
+  23: 'Ctrl-W (erase word)',
+  26: 'Ctrl-Z',
+  27: 'ESC',
+  127: 'DEL',
 };
 
 function describe(code: number): string {
   const hex = `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
-  const name = NAMES[code] ?? (code < 0x20 ? `Ctrl-${String.fromCharCode(code + 0x40)}` : 'a C1 control character');
+  const name =
+    NAMES[code] ?? (code < 0x20 ? `Ctrl-${String.fromCharCode(code + 0x40)}` : 'a C1 control character');
   return `${name} (${hex})`;
 }
 

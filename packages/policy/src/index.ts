@@ -6,37 +6,37 @@
  * A guardrail for agents, not a sandbox: see docs/policy.md.
  */
 
-export {
-  Policy,
-  createPolicy,
-  evaluate,
-  policyDeniedError,
-  type EvaluateOptions,
-  type PolicyCommandVerdict,
-  type PolicyDecision,
-  type PolicyOptions,
-} from './policy.js';
+export { type AnalyseOptions, analyseCommand, type Finding, type Issue, normaliseName } from './analyse.js';
+export { type AuditLog, type AuditRecord, createAuditLog } from './audit.js';
 export {
   EMPTY_POLICY_CONFIG,
-  PolicyConfigSchema,
-  RuleSchema,
   loadPolicyConfigFile,
   mergePolicyConfigs,
+  type PolicyConfig,
+  PolicyConfigSchema,
   parsePolicyConfig,
   policyConfigFromConchConfig,
   policyConfigFromFlags,
   policyConfigFromGeminiSettings,
-  type PolicyConfig,
+  RuleSchema,
 } from './config.js';
-export { compileRule, type CompiledRule, type Rule, type RuleWithExamples } from './rules.js';
-export { DEFAULT_MAX_INPUT_BYTES, gateInput, type GateFailure, type GateOptions } from './gate.js';
-export { analyseCommand, normaliseName, type AnalyseOptions, type Finding, type Issue } from './analyse.js';
-export { type Arg } from './words.js';
+export { DEFAULT_MAX_INPUT_BYTES, type GateFailure, type GateOptions, gateInput } from './gate.js';
 export {
-  PROTECTED_VARIABLES,
-  SHELL_PROGRAMS,
+  createPolicy,
+  type EvaluateOptions,
+  evaluate,
+  Policy,
+  type PolicyCommandVerdict,
+  type PolicyDecision,
+  type PolicyOptions,
+  policyDeniedError,
+} from './policy.js';
+export {
   isInterpreterProgram,
   isProtectedVariable,
   isShellProgram,
+  PROTECTED_VARIABLES,
+  SHELL_PROGRAMS,
 } from './programs.js';
-export { createAuditLog, type AuditLog, type AuditRecord } from './audit.js';
+export { type CompiledRule, compileRule, type Rule, type RuleWithExamples } from './rules.js';
+export type { Arg } from './words.js';

@@ -22,7 +22,7 @@ export function echoOutput(args: readonly Arg[]): string | undefined {
     .map((a) => a.value)
     .join(' ');
   if (escapes) {
-    const r = unescape(out, true);
+    const r = decodeEscapes(out, true);
     out = r.text;
     if (r.stopped) return out;
   }
@@ -61,7 +61,7 @@ export function printfOutput(args: readonly Arg[]): string | undefined {
         const operand = operands[k];
         if (d === 's') out += operand ?? '';
         else if (d === 'b') {
-          const r = unescape(operand ?? '', true);
+          const r = decodeEscapes(operand ?? '', true);
           out += r.text;
           if (r.stopped) return out;
         } else if (d === 'c') out += (operand ?? '').slice(0, 1);
@@ -74,7 +74,7 @@ export function printfOutput(args: readonly Arg[]): string | undefined {
         continue;
       }
       if (c === '\\') {
-        const r = unescape(format.slice(j, j + 5), false, true);
+        const r = decodeEscapes(format.slice(j, j + 5), false, true);
         out += r.text;
         j += r.consumed;
         continue;
@@ -97,7 +97,7 @@ interface Unescaped {
  * Processes backslash escapes as `echo -e` / `printf %b` (`zeroOctal`: `\0nnn`) or a printf format
  * (`single`: one escape only, `\nnn`) would.
  */
-function unescape(input: string, zeroOctal: boolean, single = false): Unescaped {
+function decodeEscapes(input: string, zeroOctal: boolean, single = false): Unescaped {
   let text = '';
   let i = 0;
   const simple: Record<string, string> = {

@@ -1,14 +1,20 @@
 import {
-  ConchError,
   type CommandPolicy,
-  ErrorCode,
+  ConchError,
   type PolicyCommandVerdict as CorePolicyCommandVerdict,
   type PolicyDecision as CorePolicyDecision,
+  ErrorCode,
 } from '@conch/core';
 import { analyseCommand, type Finding } from './analyse.js';
 import { type PolicyConfig, parsePolicyConfig } from './config.js';
 import { DEFAULT_MAX_INPUT_BYTES, gateInput } from './gate.js';
-import { allowRuleMatches, allowRuleNames, type CompiledRule, compileRule, denyRuleMatches } from './rules.js';
+import {
+  allowRuleMatches,
+  allowRuleNames,
+  type CompiledRule,
+  compileRule,
+  denyRuleMatches,
+} from './rules.js';
 
 /**
  * The verdict on one simple command found in the input (SPEC §6): its text as written, its normalised argv
@@ -37,6 +43,11 @@ export interface PolicyOptions {
 export interface EvaluateOptions {
   /** The text is typed into an interactive shell (`respond`): TAB, which completes words, is refused too. */
   readonly typed?: boolean;
+  /**
+   * Overrides the policy's `historyExpansion` for this call: false when the text cannot be history-expanded
+   * (conch's `execute` types `!` as `\x21`), true for text typed raw into an interactive bash.
+   */
+  readonly historyExpansion?: boolean;
 }
 
 interface Judged {
@@ -101,7 +112,7 @@ export class Policy implements CommandPolicy {
     }
     const findings = analyseCommand(command, {
       maxDepth: this.options.maxDepth,
-      historyExpansion: this.options.historyExpansion,
+      historyExpansion: options.historyExpansion ?? this.options.historyExpansion,
     });
     return this.decide(findings);
   }
@@ -147,7 +158,9 @@ export class Policy implements CommandPolicy {
       return { decision: 'deny', reason: `Denied: ${shown}${more}.`, commands };
     }
     const how =
-      this.allowRules.length > 0 ? 'each matches an allow rule and none a deny rule' : 'none matches a deny rule';
+      this.allowRules.length > 0
+        ? 'each matches an allow rule and none a deny rule'
+        : 'none matches a deny rule';
     return {
       decision: 'allow',
       reason: n === 0 ? 'Allowed: the input contains no command.' : `Allowed: ${counted} checked; ${how}.`,
@@ -170,7 +183,8 @@ export class Policy implements CommandPolicy {
         return { decision: 'deny', rule: rule.label, why: `${where} matches the deny rule "${rule.prefix}"` };
       }
     }
-    if (!f.runsProgram || this.allowRules.length === 0) return { decision: 'allow', rule: undefined, why: undefined };
+    if (!f.runsProgram || this.allowRules.length === 0)
+      return { decision: 'allow', rule: undefined, why: undefined };
     const own = this.allowRules.find((r) => allowRuleMatches(r, f));
     if (own !== undefined) {
       allowMatch.set(f, own);
@@ -178,7 +192,8 @@ export class Policy implements CommandPolicy {
     }
     const covering = coveringRule(f, allowMatch);
     if (covering !== undefined) return { decision: 'allow', rule: covering.label, why: undefined };
-    if (f.transparent) return { decision: 'allow', rule: undefined, why: undefined };
+    // A speculative finding only ever adds denials by deny rules and built-in checks.
+    if (f.transparent || f.speculative) return { decision: 'allow', rule: undefined, why: undefined };
     const allowed = this.allowRules.map((r) => r.prefix).join(', ');
     return {
       decision: 'deny',
@@ -189,7 +204,10 @@ export class Policy implements CommandPolicy {
 
   private checkExamples(rule: CompiledRule): void {
     if (rule.match.length === 0 && rule.notMatch.length === 0) return;
-    const alone = new Policy(rule.kind === 'allow' ? { allow: [rule.prefix] } : { deny: [rule.prefix] }, this.options);
+    const alone = new Policy(
+      rule.kind === 'allow' ? { allow: [rule.prefix] } : { deny: [rule.prefix] },
+      this.options,
+    );
     const matches = (example: string): { hit: boolean; reason: string } => {
       const d = alone.evaluate(example);
       if (rule.kind === 'allow') return { hit: d.decision === 'allow', reason: d.reason };
@@ -238,7 +256,11 @@ export function createPolicy(config: PolicyConfig | unknown, options: PolicyOpti
  * Evaluates `command` against `policy` (a compiled {@link Policy}, or a configuration compiled on the spot:
  * compile once with `new Policy()` when evaluating many commands).
  */
-export function evaluate(command: string, policy: Policy | PolicyConfig, options: EvaluateOptions = {}): PolicyDecision {
+export function evaluate(
+  command: string,
+  policy: Policy | PolicyConfig,
+  options: EvaluateOptions = {},
+): PolicyDecision {
   const compiled = policy instanceof Policy ? policy : new Policy(policy);
   return compiled.evaluate(command, options);
 }
@@ -249,14 +271,20 @@ export function evaluate(command: string, policy: Policy | PolicyConfig, options
  */
 export function policyDeniedError(decision: PolicyDecision): ConchError {
   const denied = decision.commands.find((c) => c.decision === 'deny');
-  return new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${decision.reason.replace(/^Denied: /, '')}`, {
-    hint: 'Nothing was run. check_command explains the decision per sub-command.',
-    data: { command: denied?.text ?? null, rule: denied?.rule ?? null, decision },
-  });
+  return new ConchError(
+    ErrorCode.POLICY_DENIED,
+    `Denied by policy: ${decision.reason.replace(/^Denied: /, '')}`,
+    {
+      hint: 'Nothing was run. check_command explains the decision per sub-command.',
+      data: { command: denied?.text ?? null, rule: denied?.rule ?? null, decision },
+    },
+  );
 }
 
 function argvOf(f: Finding): string[] {
-  return f.args.map((a, i) => (i === 0 && a.isStatic && f.runsProgram ? f.allowName : a.isStatic ? a.value : a.text));
+  return f.args.map((a, i) =>
+    i === 0 && a.isStatic && f.runsProgram ? f.allowName : a.isStatic ? a.value : a.text,
+  );
 }
 
 function describeFinding(f: Finding): string {

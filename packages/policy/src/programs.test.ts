@@ -2,10 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { isInterpreterProgram, isProtectedVariable, isShellProgram } from './programs.js';
 
 describe('isShellProgram', () => {
-  it.each(['bash', 'sh', 'zsh', 'dash', 'fish', 'ksh', 'ssh', '/bin/bash', '-bash', '/usr/bin/zsh', 'busybox'])(
-    '%s reads commands',
-    (argv0) => expect(isShellProgram(argv0)).toBe(true),
-  );
+  it.each([
+    'bash',
+    'sh',
+    'zsh',
+    'dash',
+    'fish',
+    'ksh',
+    'ssh',
+    '/bin/bash',
+    '-bash',
+    '/usr/bin/zsh',
+    'busybox',
+  ])('%s reads commands', (argv0) => expect(isShellProgram(argv0)).toBe(true));
   it.each(['vim', 'less', 'python3', 'git', 'bash-completion', ''])('%s is not a shell', (argv0) =>
     expect(isShellProgram(argv0)).toBe(false),
   );
@@ -21,10 +30,22 @@ describe('isInterpreterProgram', () => {
 });
 
 describe('isProtectedVariable', () => {
-  it.each(['PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'BASH_ENV', 'ENV', 'IFS', 'PROMPT_COMMAND', 'PS0', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GIT_PAGER', 'GIT_SSH_COMMAND', 'BASH_FUNC_ls%%'])(
-    '%s is protected',
-    (name) => expect(isProtectedVariable(name)).toBe(true),
-  );
+  it.each([
+    'PATH',
+    'LD_PRELOAD',
+    'LD_LIBRARY_PATH',
+    'BASH_ENV',
+    'ENV',
+    'IFS',
+    'PROMPT_COMMAND',
+    'PS0',
+    'PS4',
+    'SHELLOPTS',
+    'BASHOPTS',
+    'GIT_PAGER',
+    'GIT_SSH_COMMAND',
+    'BASH_FUNC_ls%%',
+  ])('%s is protected', (name) => expect(isProtectedVariable(name)).toBe(true));
   it.each(['FOO', 'PATHS', 'MYPATH', 'LANG', 'CI', 'NODE_ENV'])('%s is not', (name) =>
     expect(isProtectedVariable(name)).toBe(false),
   );

@@ -89,6 +89,50 @@ export function isInterpreterProgram(argv0: string): boolean {
   return m !== null;
 }
 
+/**
+ * Programs that run another command given after options this policy does not model exactly (tracers,
+ * privilege and namespace tools, resource limiters). Every word after them that could start the command is
+ * checked as a command, speculatively (a deny rule or built-in check on any of them denies). Under an allow
+ * list the runner needs an allow rule of its own, and allowing it allows what it runs.
+ */
+export const OPAQUE_RUNNERS: ReadonlySet<string> = new Set([
+  'strace',
+  'ltrace',
+  'valgrind',
+  'pkexec',
+  'sg',
+  'unshare',
+  'nsenter',
+  'chrt',
+  'prlimit',
+  'numactl',
+  'systemd-run',
+  'firejail',
+  'bwrap',
+  'unbuffer',
+  'catchsegv',
+  'faketime',
+  'torsocks',
+  'proxychains',
+  'proxychains4',
+  'xvfb-run',
+  'dbus-run-session',
+  'cgexec',
+  'parallel',
+  'nocache',
+  'eatmydata',
+  'fakeroot',
+  'fakechroot',
+  'trickle',
+  'cpulimit',
+  'chpst',
+  'runcon',
+  'sem',
+]);
+
+/** Programs that read commands to run later from a file or their input (`at`, `batch`, `crontab`). */
+export const SCHEDULERS: ReadonlySet<string> = new Set(['at', 'batch', 'crontab']);
+
 /** Directories whose programs are known by their base name: `/usr/bin/rm` is `rm`, `./rm` is not. */
 export const SYSTEM_BIN_DIRS: ReadonlySet<string> = new Set([
   '/bin',
@@ -147,6 +191,13 @@ export const PROTECTED_VARIABLES: readonly string[] = [
   'RUBYOPT',
   'FPATH',
   'ZDOTDIR',
+  'BASH_CMDS',
+  'BASH_ALIASES',
+  'histchars',
+  'MAIL',
+  'MAILPATH',
+  'LESS',
+  'MORE',
 ];
 
 const PROTECTED_EXACT = new Set(PROTECTED_VARIABLES.filter((v) => !v.endsWith('*')));

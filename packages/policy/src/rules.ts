@@ -55,7 +55,8 @@ export function compileRule(rule: Rule, kind: 'allow' | 'deny'): CompiledRule {
   if (prefix === '*') return { kind, prefix, words: [], all: true, label: `${kind} *`, match, notMatch };
   if (prefix === '') throw bad('it is empty');
   const ast = parse(prefix);
-  if (ast.errors !== undefined && ast.errors.length > 0) throw bad(`it is not valid shell syntax (${ast.errors[0]!.message})`);
+  if (ast.errors !== undefined && ast.errors.length > 0)
+    throw bad(`it is not valid shell syntax (${ast.errors[0]!.message})`);
   const stmt = ast.commands[0];
   if (ast.commands.length !== 1 || stmt === undefined || stmt.command.type !== 'Command' || stmt.background) {
     throw bad('it must be a single simple command, without ; && || | & or newlines');

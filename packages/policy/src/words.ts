@@ -1,4 +1,4 @@
-import type { Assignment, ArrayValue, HereDoc, Word, WordPart } from 'unbash';
+import type { ArrayValue, Assignment, HereDoc, Word, WordPart } from 'unbash';
 
 /**
  * One word of a command as the policy sees it: `value` is what bash would pass to the program when the

@@ -1,5 +1,15 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +28,11 @@ describe('adversarial corpus: verdicts', () => {
   });
 
   it.each(CORPUS.map((e) => [e.technique, e] as const))('%s', (_t, e) => {
-    expect({ command: e.command, denyRm: verdict(denyRm, e.command), allowGitLs: verdict(allowGitLs, e.command) }).toEqual({
+    expect({
+      command: e.command,
+      denyRm: verdict(denyRm, e.command),
+      allowGitLs: verdict(allowGitLs, e.command),
+    }).toEqual({
       command: e.command,
       denyRm: e.denyRm,
       allowGitLs: e.allowGitLs,
@@ -55,7 +69,17 @@ function runInSandbox(entry: CorpusEntry, index: number): Promise<RunResult> {
   symlinkSync('/bin/rm', join(work, 'bin', 'rm'));
   const scriptFile = join(base, 'cmd.sh');
   writeFileSync(scriptFile, entry.command);
-  if (asRoot) for (const p of [base, work, home, join(work, 'bin'), join(work, 'victim'), join(work, 'script.sh'), scriptFile]) chownSync(p, NOBODY, NOBODY);
+  if (asRoot)
+    for (const p of [
+      base,
+      work,
+      home,
+      join(work, 'bin'),
+      join(work, 'victim'),
+      join(work, 'script.sh'),
+      scriptFile,
+    ])
+      chownSync(p, NOBODY, NOBODY);
   return new Promise((resolve) => {
     const child = spawn('bash', [scriptFile], {
       cwd: work,
@@ -116,7 +140,11 @@ describe('adversarial corpus: run by real bash', () => {
     // CORPUS_REPORT=1 lists what bash really did with each command (to mark new entries `deletes`).
     if (process.env.CORPUS_REPORT) {
       for (const r of results) {
-        console.log(r.survived ? 'kept   ' : 'deleted', r.timedOut ? '(timeout)' : '', JSON.stringify(r.entry.command));
+        console.log(
+          r.survived ? 'kept   ' : 'deleted',
+          r.timedOut ? '(timeout)' : '',
+          JSON.stringify(r.entry.command),
+        );
       }
     }
   }, 60_000);
@@ -136,12 +164,16 @@ describe('adversarial corpus: run by real bash', () => {
   });
 
   it('whatever "allow only git and ls" allowed left the victim file in place', () => {
-    const broken = results.filter((r) => r.entry.allowGitLs === 'A' && !r.survived).map((r) => r.entry.command);
+    const broken = results
+      .filter((r) => r.entry.allowGitLs === 'A' && !r.survived)
+      .map((r) => r.entry.command);
     expect(broken).toEqual([]);
   });
 
   it('the attacks marked as deleting really delete the victim in bash (so the corpus tests real bypasses)', () => {
-    const harmless = results.filter((r) => r.entry.deletes === true && r.survived).map((r) => r.entry.command);
+    const harmless = results
+      .filter((r) => r.entry.deletes === true && r.survived)
+      .map((r) => r.entry.command);
     expect(harmless).toEqual([]);
   });
 });

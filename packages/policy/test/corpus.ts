@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are shell text, where ${…} is parameter expansion.
 /**
  * The adversarial corpus: each command with its expected verdict under the policy "deny rm" and under
  * "allow only git and ls". Every command is also really run by bash (test/corpus.test.ts) in a throwaway
@@ -54,7 +55,7 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['escaped substitution is a syntax error', 'echo \\$(rm victim)', 'D', 'D'],
   ['separator inside quotes', 'ls "; rm victim"', 'A', 'A'],
   ['substitution inside single quotes', "ls '$(rm victim)'", 'A', 'A'],
-  ['newline inside $\'…\' is not a separator', "ls $'\\n' rm victim", 'A', 'A'],
+  ["newline inside $'…' is not a separator", "ls $'\\n' rm victim", 'A', 'A'],
   ['literal text piped to a shell', 'echo ls | sh', 'A', 'D'],
   ['tab is whitespace', 'ls\t-la', 'A', 'A'],
   ['git grep for the word rm', 'git grep -n rm -- nothing', 'A', 'A'],
@@ -127,7 +128,7 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['eval single-quoted', "eval 'rm victim'", 'D', 'D', true],
   ['eval double-quoted', 'eval "rm victim"', 'D', 'D', true],
   ['eval words', 'eval rm victim', 'D', 'D', true],
-  ['eval of a variable', "X='rm victim'; eval \"$X\"", 'D', 'D', true],
+  ['eval of a variable', 'X=\'rm victim\'; eval "$X"', 'D', 'D', true],
   ['bash -c', "bash -c 'rm victim'", 'D', 'D', true],
   ['sh -c', 'sh -c "rm victim"', 'D', 'D', true],
   ['dash -c', "dash -c 'rm victim'", 'D', 'D', true],
@@ -135,7 +136,7 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['bash -o opt -c', "bash -o errexit -c 'rm victim'", 'D', 'D', true],
   ['bash -c --', "bash -c -- 'rm victim'", 'D', 'D', true],
   ['nested sh -c', 'sh -c \'sh -c "rm victim"\'', 'D', 'D', true],
-  ['eval inside bash -c', "bash -c \"eval 'rm victim'\"", 'D', 'D', true],
+  ['eval inside bash -c', 'bash -c "eval \'rm victim\'"', 'D', 'D', true],
   ['$0 of bash -c', "bash -c '$0 victim' rm", 'D', 'D', true],
   ['variable in sh -c', 'CMD=rm; sh -c "$CMD victim"', 'D', 'D', true],
   ['bash <<< here-string', "bash <<< 'rm victim'", 'D', 'D', true],
@@ -149,6 +150,21 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['decoded text | sh', 'echo cm0gdmljdGltCg== | base64 -d | sh', 'D', 'D', true],
   ['file | sh', 'cat script.sh | sh', 'D', 'D', true],
   ['sh < file', 'sh < script.sh', 'D', 'D', true],
+  [
+    'fed script consumed by its own command',
+    "printf 'head -c 1 >/dev/null\\nxrm victim\\n' | bash",
+    'D',
+    'D',
+    true,
+  ],
+  ['pipe read by a group', "echo 'xrm victim' | { head -c 1 >/dev/null; sh; }", 'D', 'D', true],
+  [
+    'here-string to sh -c reading stdin',
+    "bash -c 'head -c 1 >/dev/null; sh' <<< 'xrm victim'",
+    'D',
+    'D',
+    true,
+  ],
   ['>( sh )', 'echo rm victim > >(sh); wait', 'D', 'D', true],
   ['xargs feeding sh -c', "xargs -I{} sh -c {} <<< 'rm victim'", 'D', 'D', true],
   ['env -S string', "env -S 'rm victim'", 'D', 'D', true],
@@ -212,6 +228,13 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['setsid', 'setsid -w rm victim', 'D', 'D', true],
   ['busybox', 'busybox rm victim', 'D', 'D'],
   ['ionice', 'ionice -c 3 rm victim', 'D', 'D', true],
+  ['jobs -x runs a command', 'jobs -x rm victim', 'D', 'D', true],
+  ['strace', 'strace -f -o /dev/null rm victim', 'D', 'D'],
+  ['pkexec', 'pkexec --user root rm victim', 'D', 'D'],
+  ['unshare', 'unshare -r rm victim', 'D', 'D'],
+  ['at reading a script', "at now <<< 'rm victim'", 'D', 'D'],
+  ['man -P pager', "man -P 'rm victim' ls", 'D', 'D'],
+  ['redirection before the name', '>/dev/null rm victim', 'D', 'D', true],
   ['chained wrappers', 'command nice -n 1 env timeout 5 rm victim', 'D', 'D', true],
   ['find -exec ;', 'find . -name victim -exec rm {} \\;', 'D', 'D', true],
   ['find -exec +', 'find . -name victim -exec rm {} +', 'D', 'D', true],
@@ -219,7 +242,7 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['find -ok', 'find . -name victim -ok rm {} \\;', 'D', 'D'],
   ['find -delete', 'find . -name victim -delete', 'D', 'D', true],
   ['find -exec of a harmless command', 'find . -name victim -exec ls {} \\;', 'D', 'D'],
-  ['find -exec sh -c', "find . -name victim -exec sh -c 'rm \"$1\"' _ {} \\;", 'D', 'D', true],
+  ['find -exec sh -c', 'find . -name victim -exec sh -c \'rm "$1"\' _ {} \\;', 'D', 'D', true],
   ['xargs find (options from input)', "xargs find <<< '. -name victim -delete'", 'D', 'D', true],
   // git: interpreters in disguise.
   ['git -c alias', "git -c alias.x='!rm victim' x", 'D', 'D', true],
@@ -255,10 +278,11 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['source', 'source ./script.sh', 'D', 'D', true],
   ['dot', '. ./script.sh', 'D', 'D', true],
   ['enable', 'enable -n echo', 'D', 'D'],
+  ['BASH_CMDS hash table', 'BASH_CMDS[ls]=/bin/rm; ls victim', 'D', 'D', true],
   ['hash -p', 'hash -p /bin/rm ls; ls victim', 'D', 'D', true],
   ['mapfile -C', "mapfile -C 'rm victim' -c 1 arr <<< x", 'D', 'D', true],
   ['compgen -C', "compgen -C 'rm victim' x", 'D', 'D', true],
-  ['bind -x', "bind -x '\"\\C-x\": rm victim'", 'D', 'D'],
+  ['bind -x', 'bind -x \'"\\C-x": rm victim\'', 'D', 'D'],
   ['fc', 'fc -s', 'D', 'D'],
   ['exec < file', 'exec < script.sh', 'D', 'D'],
   // Raw text: control characters, size, incomplete input.
@@ -279,10 +303,12 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
 ];
 
 /** The corpus (more than 120 entries; see the techniques in issue 5). */
-export const CORPUS: readonly CorpusEntry[] = rows.map(([technique, command, denyRm, allowGitLs, deletes]) => ({
-  technique,
-  command,
-  denyRm,
-  allowGitLs,
-  ...(deletes === undefined ? {} : { deletes }),
-}));
+export const CORPUS: readonly CorpusEntry[] = rows.map(
+  ([technique, command, denyRm, allowGitLs, deletes]) => ({
+    technique,
+    command,
+    denyRm,
+    allowGitLs,
+    ...(deletes === undefined ? {} : { deletes }),
+  }),
+);

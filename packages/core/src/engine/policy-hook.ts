@@ -22,7 +22,12 @@ export interface PolicyDecision {
 export interface CommandPolicy {
   /** True when any rule is configured (policy-mode sessions start their shells without rc files). */
   readonly active: boolean;
-  evaluate(command: string): PolicyDecision;
+  /**
+   * Decides on `command`. `typed`: the text is typed raw into an interactive shell (respond), so history
+   * expansion and completion keys matter; otherwise it runs the way `execute` runs it (no history
+   * expansion: conch types `!` as `\x21`).
+   */
+  evaluate(command: string, options?: { typed?: boolean; historyExpansion?: boolean }): PolicyDecision;
 }
 
 /** One audit record. `input` is never a secret: secret input is not passed here at all. */

@@ -294,8 +294,9 @@ export class SessionManager {
     }
     const spec = this.waitSpec(request, false);
     const maxChars = this.maxChars(request.max_output_chars);
+    // The policy decides before anything happens, even before the default session is created.
+    this.checkPolicy(text, 'execute', request.session_id ?? DEFAULT_SESSION_ID);
     const session = await this.resolveSession(request.session_id);
-    this.checkPolicy(text, 'execute', session.id);
     this.prune();
     this.checkLiveLimit();
     const isolated = request.background === true || !session.idle;
@@ -457,7 +458,7 @@ export class SessionManager {
   checkCommand(command: string, sessionId?: string): PolicyDecision {
     const text = this.checkInput('command', command);
     if (sessionId !== undefined) this.getSession(sessionId);
-    const decision = this.policy?.evaluate(text) ?? {
+    const decision = this.policy?.evaluate(text, { historyExpansion: false }) ?? {
       decision: 'allow' as const,
       reason: 'No policy is configured: every command is allowed.',
       commands: [],
@@ -836,7 +837,8 @@ export class SessionManager {
 
   private checkPolicy(text: string, kind: 'execute' | 'respond' | 'send_control', sessionId: string, commandId?: string): void {
     if (!this.policy) return;
-    const decision = this.policy.evaluate(text);
+    const typed = kind !== 'execute';
+    const decision = this.policy.evaluate(text, typed ? { typed: true, historyExpansion: true } : { historyExpansion: false });
     this.audit?.record({
       kind,
       session_id: sessionId,
