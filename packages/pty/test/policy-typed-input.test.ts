@@ -1,0 +1,62 @@
+/**
+ * The policy also guards what is typed into a shell that an allowed command started (SPEC §6): a person
+ * could otherwise `execute bash` and then `respond rm …`.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SessionManager, createRealClock } from '@conch/core';
+import { Policy, policyConfigFromFlags } from '@conch/policy';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLocalDriver, type LocalDriver } from '../src/index.js';
+
+let driver: LocalDriver;
+let manager: SessionManager;
+let work: string;
+
+beforeAll(() => {
+  work = mkdtempSync(join(tmpdir(), 'conch-policy-pty-'));
+  writeFileSync(join(work, 'victim'), 'precious');
+  driver = createLocalDriver();
+  manager = new SessionManager({
+    clock: createRealClock(),
+    localDriver: driver,
+    policy: new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+    defaults: { cwd: work },
+  });
+});
+
+afterAll(async () => {
+  await manager.shutdown();
+  await driver.dispose();
+  rmSync(work, { recursive: true, force: true });
+});
+
+it('denies rm through execute, and nothing runs', async () => {
+  await expect(manager.execute({ command: 'true; rm victim' })).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+  expect(existsSync(join(work, 'victim'))).toBe(true);
+});
+
+it('refuses rm typed into a bash started by an allowed command, even in pieces', async () => {
+  const inner = await manager.execute({ command: 'bash --norc --noprofile -i', pause_timeout: 2 });
+  expect(inner.status).toBe('partial');
+  await expect(manager.respond({ command_id: inner.command_id, text: 'rm victim' })).rejects.toMatchObject({
+    code: 'POLICY_DENIED',
+  });
+  await manager.respond({ command_id: inner.command_id, text: 'r', enter: false, pause_timeout: 0.2 });
+  await expect(manager.respond({ command_id: inner.command_id, text: 'm victim' })).rejects.toMatchObject({
+    code: 'POLICY_DENIED',
+  });
+  const ok = await manager.respond({ command_id: inner.command_id, text: 'echo still-$((40+2))', pause_timeout: 1 });
+  expect(ok.output).toContain('still-42');
+  expect(existsSync(join(work, 'victim'))).toBe(true);
+  const exit = await manager.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });
+  expect(exit.status).toBe('completed');
+});
+
+it('lets a non-shell program receive the same text (it is data there, not a command)', async () => {
+  const r = await manager.execute({ command: `python3 -c 'print("got", input("> "))'` });
+  const done = await manager.respond({ command_id: r.command_id, text: 'rm victim' });
+  expect(done.output).toContain('got rm victim');
+  expect(existsSync(join(work, 'victim'))).toBe(true);
+});
