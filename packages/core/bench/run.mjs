@@ -58,8 +58,14 @@ function buildSource(workload) {
     case 'log':
       while (size < 2_000_000) {
         const w = WORDS[i % WORDS.length];
-        if (i % 997 === 0) push(`2025-01-02T03:04:05.${String(i % 1000).padStart(3, '0')}Z ERROR [worker-${i % 8}] request ${i} failed: connection reset by peer\r\n`);
-        else push(`2025-01-02T03:04:05.${String(i % 1000).padStart(3, '0')}Z INFO  [worker-${i % 8}] processed ${w} item ${i} in ${i % 97} ms\r\n`);
+        if (i % 997 === 0)
+          push(
+            `2025-01-02T03:04:05.${String(i % 1000).padStart(3, '0')}Z ERROR [worker-${i % 8}] request ${i} failed: connection reset by peer\r\n`,
+          );
+        else
+          push(
+            `2025-01-02T03:04:05.${String(i % 1000).padStart(3, '0')}Z INFO  [worker-${i % 8}] processed ${w} item ${i} in ${i % 97} ms\r\n`,
+          );
         i++;
       }
       break;
@@ -72,15 +78,21 @@ function buildSource(workload) {
         const w = WORDS[i % WORDS.length];
         const k = i % 10;
         if (k < 5) {
-          push(` \x1b[32m✓\x1b[39m \x1b[2msrc/${w}.test.ts\x1b[22m > \x1b[1m${w} works\x1b[22m \x1b[33m(${i % 50} ms)\x1b[39m\r\n`);
+          push(
+            ` \x1b[32m✓\x1b[39m \x1b[2msrc/${w}.test.ts\x1b[22m > \x1b[1m${w} works\x1b[22m \x1b[33m(${i % 50} ms)\x1b[39m\r\n`,
+          );
         } else if (k < 7) {
-          push(`\x1b[38;5;${i % 256}m${w}\x1b[0m \x1b[38;2;${i % 256};${(i * 7) % 256};${(i * 13) % 256}m${w}-${i}\x1b[0m \x1b]8;;https://example.invalid/${w}\x07link\x1b]8;;\x07 \x1b[48;5;236m ok \x1b[0m\r\n`);
+          push(
+            `\x1b[38;5;${i % 256}m${w}\x1b[0m \x1b[38;2;${i % 256};${(i * 7) % 256};${(i * 13) % 256}m${w}-${i}\x1b[0m \x1b]8;;https://example.invalid/${w}\x07link\x1b]8;;\x07 \x1b[48;5;236m ok \x1b[0m\r\n`,
+          );
         } else if (k < 9) {
           const pct = (i * 3) % 101;
           push(`\r\x1b[K\x1b[36m${'█'.repeat(pct >> 3)}${'░'.repeat(12 - (pct >> 3))}\x1b[0m ${pct}% ${w}`);
           if (k === 8) push('\r\n');
         } else {
-          push(` \x1b[31m✗\x1b[39m \x1b[1;31mFAIL\x1b[0m src/${w}.test.ts > ${w} fails: expected ${i} to be ${i + 1}\r\n`);
+          push(
+            ` \x1b[31m✗\x1b[39m \x1b[1;31mFAIL\x1b[0m src/${w}.test.ts > ${w} fails: expected ${i} to be ${i + 1}\r\n`,
+          );
         }
         i++;
       }
@@ -153,7 +165,11 @@ async function childThroughput(workload, impl, totalBytes) {
   const make = () => {
     if (impl === 'OutputLog') {
       const log = new OutputLog();
-      return { append: (c) => log.append(c), read: (n) => log.readSince(log.cursorAtStart(), { maxChars: n }).text, keep: log };
+      return {
+        append: (c) => log.append(c),
+        read: (n) => log.readSince(log.cursorAtStart(), { maxChars: n }).text,
+        keep: log,
+      };
     }
     if (impl === 'TextRenderer') {
       let lines = 0;
@@ -232,7 +248,15 @@ async function childReadSince(totalBytes) {
       const ms = timeIt(() => {
         out = log.readSince(log.cursorAtStart(), { maxChars });
       }, 15);
-      rows.push({ at: label, maxChars, ms, returnedChars: out.text.length, truncated: out.truncated, omittedLines: out.omittedLines, errorLinesKept: out.errorLinesKept });
+      rows.push({
+        at: label,
+        maxChars,
+        ms,
+        returnedChars: out.text.length,
+        truncated: out.truncated,
+        omittedLines: out.omittedLines,
+        errorLinesKept: out.errorLinesKept,
+      });
     }
     return { rows };
   };
@@ -283,7 +307,8 @@ function runChild(args) {
         if (code !== 0) throw new Error('failed');
         resolve(JSON.parse(line));
       } catch {
-        const why = signal === 'SIGKILL' ? `killed after the ${CHILD_CAP_MS / 1000} s cap` : `exit ${code ?? signal}`;
+        const why =
+          signal === 'SIGKILL' ? `killed after the ${CHILD_CAP_MS / 1000} s cap` : `exit ${code ?? signal}`;
         resolve({ error: `${why}: ${err.trim().split('\n').slice(-3).join(' | ')}` });
       }
     });
@@ -296,7 +321,8 @@ const ratio = (a, b) => (a > 0 && b > 0 ? `${(a / b).toFixed(2)}×` : '-');
 
 function table(headers, rows) {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-  const line = (cells) => cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
+  const line = (cells) =>
+    cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join('  ');
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
@@ -305,7 +331,9 @@ async function parent() {
   const floodBytes = quick ? 20 * MB : 100 * MB;
   const readBytes = quick ? 20 * MB : 200 * MB;
   const started = Date.now();
-  console.log(`@conch/core output benchmark (node ${process.version}, ${floodBytes / MB} MB per throughput case, chunks of ${CHUNK / 1024} KiB)`);
+  console.log(
+    `@conch/core output benchmark (node ${process.version}, ${floodBytes / MB} MB per throughput case, chunks of ${CHUNK / 1024} KiB)`,
+  );
 
   const WORKLOADS = [
     ['yes', '`yes` lines (y\\r\\n)'],
@@ -341,10 +369,25 @@ async function parent() {
     ]);
   }
   for (const r of results) if (r.error) errors.push(r.error);
-  console.log('\nThroughput (MB/s) and memory (MB) for a flood; ratio = OutputLog / naive (throughput: higher is better; heap: lower is better)\n');
+  console.log(
+    '\nThroughput (MB/s) and memory (MB) for a flood; ratio = OutputLog / naive (throughput: higher is better; heap: lower is better)\n',
+  );
   console.log(
     table(
-      ['workload', 'OutputLog MB/s', 'TextRenderer MB/s', 'naive MB/s', 'speed ratio', 'log heap peak', 'naive heap peak', 'heap ratio', 'log retained', 'naive retained', 'log RSS peak', 'naive RSS peak'],
+      [
+        'workload',
+        'OutputLog MB/s',
+        'TextRenderer MB/s',
+        'naive MB/s',
+        'speed ratio',
+        'log heap peak',
+        'naive heap peak',
+        'heap ratio',
+        'log retained',
+        'naive retained',
+        'log RSS peak',
+        'naive RSS peak',
+      ],
       rows,
     ),
   );
@@ -375,7 +418,16 @@ async function parent() {
     });
     console.log(
       table(
-        ['maxChars', 'chars out', 'errors kept', `ms @ ${small[0]?.at ?? '?'}`, `ms @ ${big[0]?.at ?? '?'}`, 'µs per 1k chars', 'naive ms (strip all, median of 3)', 'naive / readSince'],
+        [
+          'maxChars',
+          'chars out',
+          'errors kept',
+          `ms @ ${small[0]?.at ?? '?'}`,
+          `ms @ ${big[0]?.at ?? '?'}`,
+          'µs per 1k chars',
+          'naive ms (strip all, median of 3)',
+          'naive / readSince',
+        ],
         rrows,
       ),
     );
@@ -397,7 +449,9 @@ async function parent() {
   const outDir = join(HERE, '.bench-results');
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'latest.json'), `${JSON.stringify(summary, null, 2)}\n`);
-  console.log(`\n(${summary.seconds.toFixed(1)} s; JSON in ${join('bench', '.bench-results', 'latest.json')})`);
+  console.log(
+    `\n(${summary.seconds.toFixed(1)} s; JSON in ${join('bench', '.bench-results', 'latest.json')})`,
+  );
 }
 
 const argv = process.argv.slice(2);

@@ -11,11 +11,16 @@ type XtermTerminal = InstanceType<typeof Terminal>;
 /** Largest accepted number of columns or rows (LESSONS 9: cap them). */
 export const MAX_SCREEN_DIMENSION = 1000;
 
-/** Default scrollback of the emulator, in lines (only the visible screen is reported). */
-export const DEFAULT_SCREEN_SCROLLBACK = 1000;
+/** Default scrollback of the emulator, in lines (only the visible screen is reported, so none). */
+export const DEFAULT_SCREEN_SCROLLBACK = 0;
 
-/** Bytes waiting to be parsed beyond which new output is dropped (xterm itself throws at 50 MB). */
-export const MAX_PENDING_SCREEN_BYTES = 16 * 1024 * 1024;
+/**
+ * Output is handed to the emulator lazily, when a screen is asked for: parsing every byte of a flood
+ * through a full terminal emulator costs far more than the flood itself. Only this many of the newest
+ * unparsed bytes are kept; when more arrive, the emulator is reset and fed just the newest ones (cut at a
+ * line start), which is what a person would see after the output scrolled past.
+ */
+export const MAX_PENDING_SCREEN_BYTES = 1024 * 1024;
 
 function trimTrailingSpaces(line: string): string {
   let end = line.length;
@@ -46,7 +51,9 @@ export function clampScreenDimension(value: number, fallback: number): number {
  */
 export class XtermScreenRenderer implements ScreenRenderer {
   readonly #terminal: XtermTerminal;
-  #pendingBytes = 0;
+  #queue: Uint8Array[] = [];
+  #queuedBytes = 0;
+  #overflowed = false;
   #droppedBytes = 0;
   #disposed = false;
   #final: ScreenSnapshot | undefined;
@@ -65,24 +72,40 @@ export class XtermScreenRenderer implements ScreenRenderer {
     });
   }
 
-  /** Bytes dropped because the emulator fell more than {@link MAX_PENDING_SCREEN_BYTES} behind. */
+  /** Bytes never shown because more than {@link MAX_PENDING_SCREEN_BYTES} arrived between two screens. */
   get droppedBytes(): number {
     return this.#droppedBytes;
   }
 
-  /** Feeds terminal output. Ignored after {@link dispose}. */
+  /** Feeds terminal output (queued until a screen is needed). Ignored after {@link dispose}. */
   write(chunk: Uint8Array): void {
     if (this.#disposed || chunk.length === 0) return;
-    if (this.#pendingBytes + chunk.length > MAX_PENDING_SCREEN_BYTES) {
-      this.#droppedBytes += chunk.length;
-      return;
+    // The caller may reuse its buffer: keep a copy.
+    this.#queue.push(chunk.slice());
+    this.#queuedBytes += chunk.length;
+    while (this.#queuedBytes > MAX_PENDING_SCREEN_BYTES && this.#queue.length > 1) {
+      const dropped = this.#queue.shift()!;
+      this.#queuedBytes -= dropped.length;
+      this.#droppedBytes += dropped.length;
+      this.#overflowed = true;
     }
-    const size = chunk.length;
-    this.#pendingBytes += size;
-    // xterm may keep the buffer until it parses it: hand it a copy the caller cannot reuse.
-    this.#terminal.write(chunk.slice(), () => {
-      this.#pendingBytes -= size;
-    });
+  }
+
+  /** Hands queued output to the emulator (after a reset when some was dropped). */
+  #flush(): void {
+    if (this.#disposed || this.#queue.length === 0) return;
+    let chunks = this.#queue;
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    if (this.#overflowed) {
+      this.#overflowed = false;
+      this.#terminal.reset();
+      // Start at a line boundary so the emulator does not begin inside an escape sequence.
+      const first = chunks[0]!;
+      const nl = first.indexOf(0x0a);
+      chunks = [nl >= 0 ? first.subarray(nl + 1) : first, ...chunks.slice(1)];
+    }
+    for (const chunk of chunks) if (chunk.length > 0) this.#terminal.write(chunk);
   }
 
   /** Resizes the screen (clamped to 1..1000) after the bytes already written are parsed. */
@@ -90,6 +113,7 @@ export class XtermScreenRenderer implements ScreenRenderer {
     if (this.#disposed) return;
     const c = clampScreenDimension(cols, this.#terminal.cols);
     const r = clampScreenDimension(rows, this.#terminal.rows);
+    this.#flush();
     this.#afterPending(() => {
       if (!this.#disposed && (c !== this.#terminal.cols || r !== this.#terminal.rows))
         this.#terminal.resize(c, r);
@@ -117,6 +141,7 @@ export class XtermScreenRenderer implements ScreenRenderer {
   /** Releases the emulator. Pending and later snapshots return the last screen. */
   dispose(): void {
     if (this.#disposed) return;
+    this.#queue = [];
     this.#final = this.#capture();
     this.#disposed = true;
     this.#terminal.dispose();
@@ -131,6 +156,7 @@ export class XtermScreenRenderer implements ScreenRenderer {
 
   #settled(): Promise<void> {
     if (this.#disposed) return Promise.resolve();
+    this.#flush();
     return new Promise((resolve) => {
       const wake = (): void => {
         this.#waiters.delete(wake);

@@ -84,7 +84,7 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         cause: error,
       });
     }
-    const proc = new PtyProcess(pty, () => live.delete(proc));
+    const proc = new PtyProcess(pty, ownerTag, () => live.delete(proc));
     live.add(proc);
     return proc;
   };

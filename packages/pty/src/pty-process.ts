@@ -32,9 +32,11 @@ export class PtyProcess implements TerminalProcess {
   private readonly dataListeners = new Set<(chunk: Uint8Array) => void>();
   private readonly exitListeners = new Set<(info: ExitInfo) => void>();
   private readonly onDisposed: () => void;
+  private readonly owner: string;
 
-  constructor(pty: IPty, onDisposed: () => void) {
+  constructor(pty: IPty, owner: string, onDisposed: () => void) {
     this.pty = pty;
+    this.owner = owner;
     this.pid = pty.pid;
     this.onDisposed = onDisposed;
     this.ptsName = (pty as unknown as { ptsName?: string }).ptsName;
@@ -119,6 +121,7 @@ export class PtyProcess implements TerminalProcess {
       {
         roots: [pid],
         groups: [pid],
+        owner: this.owner,
         ...(options.markerId ? { markerId: options.markerId } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       },
@@ -132,7 +135,13 @@ export class PtyProcess implements TerminalProcess {
     const fg = this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];
     return killTree(
-      { roots: [], groups, markerId: options.markerId, ...(shell === undefined ? {} : { spare: [shell] }) },
+      {
+        roots: [],
+        groups,
+        markerId: options.markerId,
+        owner: this.owner,
+        ...(shell === undefined ? {} : { spare: [shell] }),
+      },
       options.signal,
       options.graceMs,
     ).then(async (report) => {

@@ -17,6 +17,11 @@ export interface KillTargets {
   markerId?: string;
   /** Also every process whose environment has `CONCH_SESSION_ID=sessionId` (escaped double forks). */
   sessionId?: string;
+  /**
+   * Marker matches count only for processes of this server instance (`CONCH_OWNER=owner`): session ids
+   * such as `default` repeat across servers on one machine.
+   */
+  owner?: string;
   /** PIDs never to touch (e.g. the session shell when killing one job). */
   spare?: number[];
 }
@@ -36,8 +41,9 @@ export function collectTargets(targets: KillTargets): number[] {
     for (const pid of all.keys()) {
       if (pid === process.pid) continue;
       const marked =
-        (targets.markerId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) ||
-        (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId);
+        (targets.owner === undefined || readEnvVar(pid, 'CONCH_OWNER') === targets.owner) &&
+        ((targets.markerId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) ||
+          (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId));
       if (marked) {
         found.add(pid);
         for (const d of descendantsOf(pid, all)) found.add(d);

@@ -141,17 +141,19 @@ describe('signals and processes', () => {
   });
 
   it('a write to a program that stops reading times out instead of blocking', async () => {
-    // Raw mode and no reader: the terminal's input queue fills and stays full.
-    const r = await manager.execute({ command: 'stty raw -echo; sleep 30', pause_timeout: 0.3 });
+    // Raw mode and no reader: the terminal's input queue fills and stays full. (Its own session: raw mode
+    // outlives the command, as in any terminal.)
+    const s = await manager.createLocal();
+    const r = await manager.execute({ command: 'stty raw -echo; sleep 30', pause_timeout: 0.3, session_id: s.session_id });
     const big = 'x'.repeat(200_000);
     const started = Date.now();
     await expect(manager.respond({ command_id: r.command_id, text: big, enter: false })).rejects.toMatchObject({
       code: 'WRITE_TIMEOUT',
     });
     expect(Date.now() - started).toBeLessThan(10_000);
-    await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
-    // The session recovers: its terminal's stale input is discarded by the shell's next prompt.
-    await manager.sendControl({ command_id: r.command_id, key: 'ctrl+u', pause_timeout: 0 }).catch(() => undefined);
+    const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+    expect(k.result).toBe('killed');
+    await manager.closeSession(s.session_id);
   });
 });
 
@@ -245,3 +247,18 @@ describe('cleanup', () => {
 });
 
 export type { CommandResult };
+
+describe('killing foreground loops', () => {
+  it('kill_process on a shell loop ends the loop and frees the session', async () => {
+    const r = await manager.execute({ command: 'while true; do echo loop; sleep 0.2; done', total_timeout: 0.5 });
+    expect(r.status).toBe('partial');
+    const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+    expect(k.result).toBe('killed');
+    const after = await manager.readOutput({ command_id: r.command_id, pause_timeout: 0 });
+    expect(after.status).toBe('completed');
+    const next = await manager.execute({ command: 'cd / && echo free' });
+    expect(next).toMatchObject({ output: 'free', cwd: '/' });
+    expect(next.isolated).toBeUndefined();
+    await manager.execute({ command: `cd ${work}` });
+  });
+});

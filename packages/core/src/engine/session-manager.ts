@@ -5,7 +5,7 @@
 
 import type { Clock } from '../clock.js';
 import { ConchError, ErrorCode } from '../errors.js';
-import type { Driver, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import type { Driver, KillReport, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
 import { encodeKeys } from '../input/key-map.js';
 import { OutputLog } from '../output/output-log.js';
 import { ShellIntegration, shellKindOf } from '../shell/shell-integration.js';
@@ -44,6 +44,8 @@ export interface SessionManagerOptions {
   defaults?: Partial<EngineDefaults>;
   policy?: CommandPolicy;
   audit?: AuditSink;
+  /** Keep spill files when commands are pruned or sessions close (`--keep-spill`). Default false. */
+  keepLogs?: boolean;
 }
 
 /** `create_local` parameters. */
@@ -127,6 +129,7 @@ export class SessionManager {
   private readonly random: RandomBytes;
   private readonly policy: CommandPolicy | undefined;
   private readonly audit: AuditSink | undefined;
+  private readonly keepLogs: boolean;
   private readonly sessions = new Map<string, Session>();
   private readonly commands = new Map<string, Command>();
   private readonly opening = new Map<string, Promise<Session>>();
@@ -142,6 +145,7 @@ export class SessionManager {
     this.defaults = { ...DEFAULT_ENGINE_DEFAULTS, ...options.defaults };
     this.policy = options.policy;
     this.audit = options.audit;
+    this.keepLogs = options.keepLogs === true;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -590,9 +594,21 @@ export class SessionManager {
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
         if (!proc) return { result: 'already_exited', survivors: [] };
-        if (proc.killJob) return proc.killJob({ signal, graceMs, markerId: id });
-        await proc.write('\x03', this.defaults.writeDeadlineMs);
-        return { result: 'killed', survivors: [] };
+        const report: KillReport = proc.killJob
+          ? await proc.killJob({ signal, graceMs, markerId: id })
+          : { result: 'killed', survivors: [] };
+        // The shell itself may go on with the rest of a loop or list after its job died: interrupt it
+        // like Ctrl+C would (as a signal, so a terminal left in raw mode cannot swallow it), until it
+        // reports the command's end.
+        for (let attempt = 0; attempt < 3 && !command.ended && session.proc; attempt++) {
+          session.proc.signal('SIGINT');
+          await waitForCommand(
+            command,
+            { pauseMs: 700, totalMs: 700, settleMs: 1e9, inputJustSent: true, progressMs: 1e9 },
+            this.clock,
+          );
+        }
+        return report;
       },
       applicationCursor: () => command.log.applicationCursor,
       screen: () => session.screenSnapshot(),
@@ -683,7 +699,8 @@ export class SessionManager {
       exitSub.dispose();
       proc = undefined;
       running.dispose();
-      screen?.dispose();
+      // Let the screen take in the last output before it is released (it keeps that final screen).
+      if (screen) void screen.snapshot().then(() => screen.dispose(), () => screen.dispose());
       if (info.lost) {
         command.end({ state: 'lost', exitCode: null, signal: null });
       } else if (endInfo) {
@@ -892,7 +909,7 @@ export class SessionManager {
     const command = this.commands.get(id);
     if (!command) return;
     this.commands.delete(id);
-    command.log.close?.(true);
+    command.log.close(!this.keepLogs);
   }
 
   /** Drops finished commands older than the retention time or beyond the newest N finished. */
