@@ -8,5 +8,8 @@ export default defineProject({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // Integration tests spawn real servers and PTYs: one file at a time keeps timings honest on small
+    // machines (and servers from different files from disturbing each other).
+    fileParallelism: false,
   },
 });

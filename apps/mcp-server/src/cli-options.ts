@@ -80,6 +80,10 @@ export function buildProgram(version: string): Command {
       collect,
     )
     .option(
+      '--policy-file <path>',
+      'load policy rules from a JSON file: {"policy":{allow,deny}}, {allow,deny}, or Gemini/Ollama {"tools":{"core":[…],"exclude":[…]}}',
+    )
+    .option(
       '--audit-log <path>',
       'append one JSON line per command and decision to this file (secrets are never written)',
     )
@@ -137,5 +141,6 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   if (Array.isArray(o.allow)) settings.allow = o.allow as string[];
   if (Array.isArray(o.deny)) settings.deny = o.deny as string[];
   assign('auditLog', str('auditLog'));
+  assign('policyFile', str('policyFile'));
   return { kind: 'run', settings };
 }

@@ -10,6 +10,14 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
+import {
+  type PolicyConfig,
+  RuleSchema,
+  loadPolicyConfigFile,
+  mergePolicyConfigs,
+  policyConfigFromFlags,
+  policyConfigFromGeminiSettings,
+} from '@conch/policy';
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profiles.js';
@@ -38,6 +46,8 @@ export interface CliSettings {
   logLevel?: string;
   allow?: string[];
   deny?: string[];
+  /** A policy file: conch.config.json-style `{policy}`, `{allow, deny}`, or Gemini/Ollama `{tools}` settings. */
+  policyFile?: string;
   auditLog?: string;
 }
 
@@ -62,8 +72,8 @@ export interface ResolvedConfig {
   /** Keep spill files at shutdown. */
   keepSpill: boolean;
   logLevel: LogLevel;
-  /** Command policy rules (word prefixes); wired to `@conch/policy` by the lead. */
-  policy: { allow: string[]; deny: string[] };
+  /** Command policy rules, merged from the config file, `--policy-file` and the flags. */
+  policy: PolicyConfig;
   /** JSON-lines audit log path, if any. */
   auditLog: string | undefined;
   /** The config file that was loaded, if any. */
@@ -92,10 +102,12 @@ export const ConfigFileSchema = z.strictObject({
   log_level: z.enum(LOG_LEVELS).optional(),
   policy: z
     .strictObject({
-      allow: z.array(z.string().min(1)).optional(),
-      deny: z.array(z.string().min(1)).optional(),
+      allow: z.array(RuleSchema).optional(),
+      deny: z.array(RuleSchema).optional(),
     })
     .optional(),
+  /** Gemini CLI / Ollama Code style: `core: ["run_shell_command(git)"]`, `exclude: [...]`. */
+  tools: z.looseObject({ core: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() }).optional(),
   audit_log: z.string().min(1).optional(),
 });
 
@@ -202,13 +214,23 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
     spillDir: spillInput === undefined ? undefined : resolve(spillInput),
     keepSpill: cli.keepSpill ?? file.keep_spill ?? false,
     logLevel: logLevel as LogLevel,
-    policy: {
-      allow: [...(file.policy?.allow ?? []), ...(cli.allow ?? [])],
-      deny: [...(file.policy?.deny ?? []), ...(cli.deny ?? [])],
-    },
+    policy: mergePolicyConfigs(
+      { allow: file.policy?.allow ?? [], deny: file.policy?.deny ?? [] },
+      file.tools === undefined ? { allow: [], deny: [] } : policyConfigFromGeminiSettings({ tools: file.tools }),
+      cli.policyFile === undefined ? { allow: [], deny: [] } : loadPolicyFile(cli.policyFile),
+      policyConfigFromFlags({ allow: cli.allow ?? [], deny: cli.deny ?? [] }),
+    ),
     auditLog: auditInput === undefined ? undefined : resolve(auditInput),
     configPath: cli.config === undefined ? undefined : resolve(cli.config),
   };
+}
+
+function loadPolicyFile(path: string): PolicyConfig {
+  try {
+    return loadPolicyConfigFile(resolve(path));
+  } catch (error) {
+    throw new ConfigError(`Invalid policy file ${resolve(path)}: ${(error as Error).message}`);
+  }
 }
 
 /** The engine limits a resolved configuration asks for. */

@@ -39,6 +39,7 @@ export function createLocalEngine(
     defaults: engineDefaults(config),
     ...(guards.policy ? { policy: guards.policy } : {}),
     ...(guards.audit ? { audit: guards.audit } : {}),
+    keepLogs: config.keepSpill,
   });
   let disposed = false;
   return {

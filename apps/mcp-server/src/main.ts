@@ -9,6 +9,7 @@
  * rejections and exceptions are logged to stderr and do not stop the server.
  */
 
+import { Policy, createAuditLog } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCliArgs } from './cli-options.js';
@@ -28,6 +29,14 @@ export interface MainHooks {
   guards?(config: ResolvedConfig, logger: Logger): EngineGuards | Promise<EngineGuards>;
   /** Extra tools (e.g. connect_ssh, delegate_task). */
   extraTools?: readonly ToolRegistrar[];
+}
+
+/** The policy (from `--allow`/`--deny`/`--policy-file`/the config file) and the audit log of a config. */
+export function defaultGuards(config: ResolvedConfig): EngineGuards {
+  return {
+    policy: new Policy(config.policy),
+    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
+  };
 }
 
 /** Runs the stdio server until shutdown. Resolves with the exit code once shutdown has completed. */
@@ -52,20 +61,16 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     logger.error('uncaught exception', { error: error.stack ?? String(error) }),
   );
 
-  const guards = (await hooks.guards?.(config, logger)) ?? {};
-  if (!guards.policy && (config.policy.allow.length > 0 || config.policy.deny.length > 0)) {
-    logger.warn(
-      '--allow/--deny rules are configured but no policy engine is wired in this build: they are NOT enforced',
-      {
-        allow: config.policy.allow.length,
-        deny: config.policy.deny.length,
-      },
-    );
+  let guards: EngineGuards;
+  try {
+    guards = hooks.guards ? await hooks.guards(config, logger) : defaultGuards(config);
+  } catch (error) {
+    // A malformed rule or a failing match/not_match example is a start-up error.
+    process.stderr.write(`conch-mcp: ${(error as Error).message}\n`);
+    return 2;
   }
-  if (!guards.audit && config.auditLog !== undefined) {
-    logger.warn('--audit-log is configured but no audit sink is wired in this build: nothing is written', {
-      path: config.auditLog,
-    });
+  if (guards.policy?.active) {
+    logger.info('command policy active', { allow: config.policy.allow.length, deny: config.policy.deny.length });
   }
 
   try {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, type ServerHandle, readUntilCompleted, startServer } from './harness.js';
+import { type CommandResult, readUntilCompleted, type ServerHandle, startServer } from './harness.js';
 
 describe('execute in persistent sessions (real PTY, built server over stdio)', () => {
   let h: ServerHandle;
@@ -102,7 +102,9 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
     expect(elapsed).toBeLessThan(6000);
     const call = await h.call<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 0 });
     expect(call.text).toMatch(/\[partial: silence/);
-    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', { command_id: r.command_id });
+    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', {
+      command_id: r.command_id,
+    });
     expect(kill.result).toBe('killed');
     expect(kill.survivors).toEqual([]);
     const after = await h.ok<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 0 });
@@ -127,7 +129,11 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
       expect(r.output).toMatch(/^line 1$/m);
       expect(elapsed).toBeGreaterThanOrEqual(1900);
       expect(elapsed).toBeLessThan(8000);
-      const more = await h.ok<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 5, total_timeout: 1 });
+      const more = await h.ok<CommandResult>('read_output', {
+        command_id: r.command_id,
+        pause_timeout: 5,
+        total_timeout: 1,
+      });
       expect(more.reason).toBe('total_timeout');
       // New output continues exactly where the last call stopped.
       const lastBefore = Number(/line (\d+)\s*$/.exec(r.output)?.[1]);
@@ -188,7 +194,10 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
     const tail = await h.ok<CommandResult>('read_output', { command_id: r.command_id, offset: -3 });
     expect(tail.output.split('\n').slice(1).filter(Boolean)).toEqual(['199998', '199999', '200000']);
     // filter keeps matching lines with their line numbers.
-    const filtered = await h.ok<CommandResult>('read_output', { command_id: r.command_id, filter: '^19999[0-9]$' });
+    const filtered = await h.ok<CommandResult>('read_output', {
+      command_id: r.command_id,
+      filter: '^19999[0-9]$',
+    });
     expect(filtered.output).toContain('199990');
     expect(filtered.output).toContain('199999');
   });

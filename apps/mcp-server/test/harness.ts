@@ -12,7 +12,7 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -28,7 +28,9 @@ export const BIN = resolve(PACKAGE_DIR, 'dist/bin.js');
 /** Fails early with a clear message when the server has not been built. */
 export function assertBuilt(): void {
   if (!existsSync(BIN)) {
-    throw new Error(`${BIN} is missing: build first (npx -y pnpm@10.34.9 --filter @conch/mcp-server... build).`);
+    throw new Error(
+      `${BIN} is missing: build first (npx -y pnpm@10.34.9 --filter @conch/mcp-server... build).`,
+    );
   }
 }
 
@@ -46,9 +48,27 @@ export interface CommandResult {
   cwd?: string;
   isolated?: boolean;
   duration_ms: number;
-  output_info: { bytes_total: number; lines_total: number; truncated: boolean; omitted_lines: number; log_path?: string };
-  page?: { from_line: number; to_line: number; total_lines: number; remaining_lines: number; dropped_lines: number };
-  screen?: { rows: string[]; cursor: { row: number; col: number }; alt_screen: boolean; cols: number; rows_count: number };
+  output_info: {
+    bytes_total: number;
+    lines_total: number;
+    truncated: boolean;
+    omitted_lines: number;
+    log_path?: string;
+  };
+  page?: {
+    from_line: number;
+    to_line: number;
+    total_lines: number;
+    remaining_lines: number;
+    dropped_lines: number;
+  };
+  screen?: {
+    rows: string[];
+    cursor: { row: number; col: number };
+    alt_screen: boolean;
+    cols: number;
+    rows_count: number;
+  };
 }
 
 /** The SPEC §8 error shape. */
@@ -79,6 +99,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Working directory of the server. */
   cwd?: string;
+  /** Flags for node itself (e.g. --cpu-prof), before the script. */
+  nodeArgs?: string[];
 }
 
 /** Options of one call. */
@@ -102,7 +124,11 @@ export interface ServerHandle {
   stderr(): string;
   /** The tools from tools/list. */
   tools: Tool[];
-  call<T = Record<string, unknown>>(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<ToolCall<T>>;
+  call<T = Record<string, unknown>>(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<ToolCall<T>>;
   /** `execute`, expecting a CommandResult (throws on an error result). */
   exec(command: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CommandResult>;
   /** A tool that must succeed: returns its structuredContent (throws with the error text otherwise). */
@@ -119,7 +145,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
   Object.assign(env, options.env);
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [BIN, ...(options.args ?? [])],
+    args: [...(options.nodeArgs ?? []), BIN, ...(options.args ?? [])],
     env,
     stderr: 'pipe',
     ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -136,7 +162,11 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
   const { tools } = await client.listTools();
   let closed = false;
 
-  const call = async <T>(name: string, args: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<ToolCall<T>> => {
+  const call = async <T>(
+    name: string,
+    args: Record<string, unknown> = {},
+    callOptions: CallOptions = {},
+  ): Promise<ToolCall<T>> => {
     const raw = (await client.callTool({ name, arguments: args }, undefined, {
       timeout: callOptions.timeoutMs ?? 120_000,
       ...(callOptions.onProgress ? { onprogress: callOptions.onProgress, resetTimeoutOnProgress: true } : {}),
@@ -154,7 +184,11 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
     return result;
   };
 
-  const ok = async <T>(name: string, args: Record<string, unknown> = {}, callOptions: CallOptions = {}): Promise<T> => {
+  const ok = async <T>(
+    name: string,
+    args: Record<string, unknown> = {},
+    callOptions: CallOptions = {},
+  ): Promise<T> => {
     const r = await call<T>(name, args, callOptions);
     if (r.isError) throw new Error(`${name} failed: ${r.text}`);
     return r.structured;
@@ -169,7 +203,8 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
     stderr: () => stderr,
     call,
     ok,
-    exec: (command, args = {}, callOptions = {}) => ok<CommandResult>('execute', { command, ...args }, callOptions),
+    exec: (command, args = {}, callOptions = {}) =>
+      ok<CommandResult>('execute', { command, ...args }, callOptions),
     async close() {
       if (closed) return;
       closed = true;
@@ -181,19 +216,25 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
 /** Waits until `condition` returns a truthy value (polling), or throws after `timeoutMs`. */
 export async function waitFor<T>(
   condition: () => T | Promise<T>,
-  { timeoutMs = 20_000, intervalMs = 50, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
+  {
+    timeoutMs = 20_000,
+    intervalMs = 50,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const value = await condition();
-      if (value) return value;
+      if (value) return value as Exclude<T, undefined | null | false | 0 | ''>;
     } catch (error) {
       last = error;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
@@ -212,7 +253,8 @@ export async function readUntilCompleted(
   const results = [first];
   let current = first;
   while (current.status !== 'completed') {
-    if (results.length > maxCalls) throw new Error(`${first.command_id} did not complete after ${maxCalls} calls`);
+    if (results.length > maxCalls)
+      throw new Error(`${first.command_id} did not complete after ${maxCalls} calls`);
     current = await h.ok<CommandResult>('read_output', { command_id: first.command_id, ...args });
     results.push(current);
   }

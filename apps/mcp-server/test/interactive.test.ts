@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, type ServerHandle, type ToolCall, startServer } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer, type ToolCall } from './harness.js';
 
 describe('prompts, keys and full-screen programs (real PTY, built server over stdio)', () => {
   let h: ServerHandle;
@@ -19,7 +19,9 @@ describe('prompts, keys and full-screen programs (real PTY, built server over st
   test('read -s password prompt → awaiting_input/password; respond secret completes; the secret appears nowhere', async () => {
     const secret = 'hunter2-Zq9-very-secret';
     const calls: ToolCall<CommandResult>[] = [];
-    const first = await h.call<CommandResult>('execute', { command: "read -s -p 'Password: ' p; echo \"got ${#p}\"" });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+    const command = 'read -s -p \'Password: \' p; echo "got ${#p}"';
+    const first = await h.call<CommandResult>('execute', { command });
     calls.push(first);
     const r = first.structured;
     expect(r.status).toBe('partial');
@@ -28,7 +30,11 @@ describe('prompts, keys and full-screen programs (real PTY, built server over st
     expect(r.prompt?.kind).toBe('password');
     expect(r.prompt?.text).toMatch(/Password:/);
     expect(first.text).toMatch(/respond secret:true/);
-    const answered = await h.call<CommandResult>('respond', { command_id: r.command_id, text: secret, secret: true });
+    const answered = await h.call<CommandResult>('respond', {
+      command_id: r.command_id,
+      text: secret,
+      secret: true,
+    });
     calls.push(answered);
     expect(answered.structured.status).toBe('completed');
     expect(answered.structured.exit_code).toBe(0);
@@ -73,17 +79,34 @@ describe('prompts, keys and full-screen programs (real PTY, built server over st
     const file = join(dir, 'note.txt');
     const r = await h.exec(`vim -u NONE -N ${file}`, { pause_timeout: 2 });
     expect(r.status).toBe('partial');
-    const screen = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen', pause_timeout: 0.5 });
+    const screen = await h.ok<CommandResult>('read_output', {
+      command_id: r.command_id,
+      view: 'screen',
+      pause_timeout: 0.5,
+    });
     expect(screen.screen).toBeDefined();
     expect(screen.screen!.alt_screen).toBe(true);
     expect(screen.screen!.rows.some((row) => row.startsWith('~'))).toBe(true);
     expect(screen.screen!.rows.join('\n')).toContain('note.txt');
     await h.ok('send_control', { command_id: r.command_id, key: 'i', pause_timeout: 0.5 });
-    await h.ok('respond', { command_id: r.command_id, text: 'hello from conch', enter: false, pause_timeout: 0.5 });
-    const typed = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen', pause_timeout: 0.3 });
+    await h.ok('respond', {
+      command_id: r.command_id,
+      text: 'hello from conch',
+      enter: false,
+      pause_timeout: 0.5,
+    });
+    const typed = await h.ok<CommandResult>('read_output', {
+      command_id: r.command_id,
+      view: 'screen',
+      pause_timeout: 0.3,
+    });
     expect(typed.screen!.rows[0]).toContain('hello from conch');
     await h.ok('send_control', { command_id: r.command_id, key: 'esc', pause_timeout: 0.5 });
-    const saved = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: ':wq', pause_timeout: 5 });
+    const saved = await h.ok<CommandResult>('respond', {
+      command_id: r.command_id,
+      text: ':wq',
+      pause_timeout: 5,
+    });
     expect(saved.status).toBe('completed');
     expect(saved.exit_code).toBe(0);
     expect(readFileSync(file, 'utf8')).toBe('hello from conch\n');

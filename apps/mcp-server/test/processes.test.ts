@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   type CommandResult,
-  type ServerHandle,
   descendants,
   isAlive,
   pidsWithEnv,
+  type ServerHandle,
   startServer,
   waitFor,
 } from './harness.js';
@@ -61,11 +61,17 @@ describe('background processes and kills (real PTY, built server over stdio)', (
   test('kill_process also kills a double-forked escapee of a background command', async () => {
     const r = await h.exec('(setsid sleep 301 >/dev/null 2>&1 &); sleep 302', { background: true });
     expect(r.status).toBe('partial');
-    const escapees = await waitFor(() => {
-      const pids = pidsWithEnv('CONCH_COMMAND_ID', r.command_id);
-      return pids.length >= 2 ? pids : undefined;
-    }, { what: 'both sleeps to start' });
-    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', { command_id: r.command_id, grace_s: 1 });
+    const escapees = await waitFor(
+      () => {
+        const pids = pidsWithEnv('CONCH_COMMAND_ID', r.command_id);
+        return pids.length >= 2 ? pids : undefined;
+      },
+      { what: 'both sleeps to start' },
+    );
+    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', {
+      command_id: r.command_id,
+      grace_s: 1,
+    });
     expect(kill.result).toBe('killed');
     expect(kill.survivors).toEqual([]);
     for (const pid of escapees) expect(isAlive(pid), `pid ${pid}`).toBe(false);
@@ -75,7 +81,11 @@ describe('background processes and kills (real PTY, built server over stdio)', (
   test('kill_process on a foreground shell loop ends it and leaves the session idle', async () => {
     const { session_id } = await h.ok<{ session_id: string }>('create_local', { name: 'loop' });
     try {
-      const r = await h.exec('while true; do echo tick; sleep 0.2; done', { session_id, pause_timeout: 5, total_timeout: 1 });
+      const r = await h.exec('while true; do echo tick; sleep 0.2; done', {
+        session_id,
+        pause_timeout: 5,
+        total_timeout: 1,
+      });
       expect(r.status).toBe('partial');
       const kill = await h.ok<{ result: string }>('kill_process', { command_id: r.command_id, grace_s: 1 });
       expect(kill.result).toBe('killed');
@@ -92,7 +102,9 @@ describe('background processes and kills (real PTY, built server over stdio)', (
 
   test('close_session kills what the session started', async () => {
     const tag = randomBytes(6).toString('hex');
-    const { session_id } = await h.ok<{ session_id: string }>('create_local', { env: { CONCH_TEST_TAG: tag } });
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', {
+      env: { CONCH_TEST_TAG: tag },
+    });
     await h.exec('sleep 303', { session_id, background: true });
     const fg = await h.exec('sleep 304', { session_id, pause_timeout: 0.3 });
     expect(fg.status).toBe('partial');
@@ -100,7 +112,9 @@ describe('background processes and kills (real PTY, built server over stdio)', (
     const closed = await h.ok<{ killed_command_ids: string[] }>('close_session', { session_id });
     expect(closed.killed_command_ids).toContain(fg.command_id);
     expect(closed.killed_command_ids).toHaveLength(2);
-    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { what: 'no process of the session left' });
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, {
+      what: 'no process of the session left',
+    });
     const gone = await h.call('execute', { command: 'echo x', session_id });
     expect(gone.error?.code).toBe('SESSION_NOT_FOUND');
   });
@@ -110,17 +124,22 @@ describe('server shutdown kills everything it started', () => {
   async function startWithWork(): Promise<{ h: ServerHandle; tag: string; pids: number[] }> {
     const h = await startServer();
     const tag = randomBytes(6).toString('hex');
-    const { session_id } = await h.ok<{ session_id: string }>('create_local', { env: { CONCH_TEST_TAG: tag } });
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', {
+      env: { CONCH_TEST_TAG: tag },
+    });
     await h.exec('sleep 305', { session_id, background: true });
     await h.exec('(setsid sleep 306 >/dev/null 2>&1 &); sleep 307', { session_id, background: true });
     const fg = await h.exec('sleep 308', { session_id, pause_timeout: 0.3 });
     expect(fg.status).toBe('partial');
     // Default session too.
     await h.exec('sleep 309', { background: true });
-    const pids = await waitFor(() => {
-      const p = pidsWithEnv('CONCH_TEST_TAG', tag);
-      return p.length >= 6 ? p : undefined;
-    }, { what: 'all processes to start' });
+    const pids = await waitFor(
+      () => {
+        const p = pidsWithEnv('CONCH_TEST_TAG', tag);
+        return p.length >= 6 ? p : undefined;
+      },
+      { what: 'all processes to start' },
+    );
     return { h, tag, pids: [...pids, ...descendants(h.pid)] };
   }
 
@@ -137,7 +156,10 @@ describe('server shutdown kills everything it started', () => {
     expect(code).toBe(0);
     expect(took).toBeLessThan(5500);
     expect(h.stderr()).toMatch(/shutting down why="stdin EOF"/);
-    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { timeoutMs: 3000, what: 'tagged processes gone' });
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, {
+      timeoutMs: 3000,
+      what: 'tagged processes gone',
+    });
     for (const pid of pids) expect(isAlive(pid), `pid ${pid}`).toBe(false);
     await h.close();
   });
@@ -152,8 +174,39 @@ describe('server shutdown kills everything it started', () => {
     const { code } = await exit;
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(5500);
-    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, { timeoutMs: 3000, what: 'tagged processes gone' });
+    await waitFor(() => pidsWithEnv('CONCH_TEST_TAG', tag).length === 0, {
+      timeoutMs: 3000,
+      what: 'tagged processes gone',
+    });
     for (const pid of pids) expect(isAlive(pid), `pid ${pid}`).toBe(false);
     await h.close();
+  });
+});
+
+describe('two servers on one machine', () => {
+  test("closing one server's default session does not touch the other's", async () => {
+    const a = await startServer();
+    const b = await startServer();
+    try {
+      await a.exec('echo a');
+      const bSession = (await b.ok<{ sessions: { session_id: string; pid?: number }[] }>('list_sessions'))
+        .sessions;
+      expect(bSession).toEqual([]);
+      await b.exec('echo b');
+      const shellB = (await b.ok<{ sessions: { session_id: string; pid?: number }[] }>('list_sessions'))
+        .sessions[0]?.pid;
+      expect(shellB).toBeGreaterThan(0);
+      const bg = await b.exec('sleep 310', { background: true });
+      await a.ok('close_session', { session_id: 'default' });
+      expect(isAlive(shellB!)).toBe(true);
+      const listed = await b.ok<{ processes: ProcessRow[] }>('list_processes', { include_finished: false });
+      expect(listed.processes.map((p) => p.command_id)).toContain(bg.command_id);
+      const still = await b.exec('echo b-still-here');
+      expect(still.output).toBe('b-still-here');
+      expect(still.isolated).toBeUndefined();
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

@@ -51,13 +51,17 @@ describe('tools/list against the built server', () => {
       expect(ann[name]?.destructiveHint, name).toBe(true);
       expect(ann[name]?.readOnlyHint, name).toBe(false);
     }
-    for (const name of ['execute', 'respond', 'send_control']) expect(ann[name]?.openWorldHint, name).toBe(true);
+    for (const name of ['execute', 'respond', 'send_control'])
+      expect(ann[name]?.openWorldHint, name).toBe(true);
     expect(ann.execute?.idempotentHint).toBe(false);
   });
 
   test('execute documents the waiting rules and the defaults', () => {
     const execute = h.tools.find((t) => t.name === 'execute')!;
-    const props = execute.inputSchema.properties as Record<string, { description: string; default?: unknown; maximum?: number }>;
+    const props = execute.inputSchema.properties as Record<
+      string,
+      { description: string; default?: unknown; maximum?: number }
+    >;
     expect(execute.inputSchema.required).toEqual(['command']);
     expect(execute.inputSchema.additionalProperties).toBe(false);
     expect(props.pause_timeout?.description).toMatch(/silence/i);

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { assertBuilt, BIN, startServer } from './harness.js';
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  assertBuilt();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+describe('conch-mcp command line and config file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'conch-mcp-cli-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('--help lists the flags on stderr (stdout is the protocol)', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('');
+    for (const flag of [
+      '--shell',
+      '--cwd',
+      '--max-output-chars',
+      '--config',
+      '--allow',
+      '--deny',
+      '--log-level',
+      '--profile',
+    ]) {
+      expect(r.stderr).toContain(flag);
+    }
+  });
+
+  test('an unknown profile is a usage error listing the valid ones', async () => {
+    const r = await run(['--profile', 'interminal']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/interminal/);
+    expect(r.stderr).toMatch(/default/);
+  });
+
+  test('bad numbers and unknown flags are usage errors', async () => {
+    expect((await run(['--max-sessions', 'many'])).code).toBe(2);
+    expect((await run(['--no-such-flag'])).code).toBe(2);
+    expect((await run(['--log-level', 'loud'])).stderr).toMatch(/error, warn, info, debug/);
+  });
+
+  test('a config file with an unknown key is rejected, naming the key', async () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ shell: '/bin/bash', max_output_char: 100, policy: { allow: ['git'], permit: [] } }),
+    );
+    const r = await run(['--config', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('max_output_char');
+    expect(r.stderr).toContain('permit');
+    expect(r.stderr).toContain('max_output_chars');
+  });
+
+  test('a valid config file applies (flags win over it)', async () => {
+    const file = join(dir, 'conch.config.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        max_output_chars: 5000,
+        default_output_chars: 2000,
+        cwd: '.',
+        log_level: 'debug',
+        policy: { deny: ['rm'] },
+      }),
+    );
+    const h = await startServer({ args: ['--config', file, '--default-output-chars', '3000'] });
+    try {
+      const execute = h.tools.find((t) => t.name === 'execute')!;
+      const props = execute.inputSchema.properties as Record<string, { maximum?: number; default?: number }>;
+      expect(props.max_output_chars?.maximum).toBe(5000);
+      expect(props.max_output_chars?.default).toBe(3000);
+      const pwd = await h.exec('pwd');
+      expect(pwd.output).toBe(dir);
+      const tooMuch = await h.call('execute', { command: 'echo x', max_output_chars: 6000 });
+      expect(tooMuch.error?.code).toBe('INVALID_ARGUMENT');
+      expect(h.stderr()).toMatch(/DEBUG/);
+      // The file's policy rules are enforced.
+      expect(h.stderr()).toMatch(/command policy active allow=0 deny=1/);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('a conch.config.json in the working directory is not loaded implicitly', async () => {
+    writeFileSync(join(dir, 'conch.config.json'), JSON.stringify({ max_output_chars: 5000 }));
+    const h = await startServer({ cwd: dir });
+    try {
+      const execute = h.tools.find((t) => t.name === 'execute')!;
+      const props = execute.inputSchema.properties as Record<string, { maximum?: number }>;
+      expect(props.max_output_chars?.maximum).not.toBe(5000);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test('spill files are removed at shutdown, and kept with --keep-spill', async () => {
+    for (const keep of [false, true]) {
+      const spillDir = join(dir, keep ? 'spill-keep' : 'spill-remove');
+      const h = await startServer({ args: ['--spill-dir', spillDir, ...(keep ? ['--keep-spill'] : [])] });
+      const r = await h.exec('seq 1 10');
+      const logPath = r.output_info.log_path;
+      expect(logPath?.startsWith(spillDir)).toBe(true);
+      expect(existsSync(logPath!)).toBe(true);
+      await h.close();
+      expect(existsSync(logPath!), `keep=${keep}`).toBe(keep);
+      if (keep) expect(readFileSync(logPath!, 'utf8').split('\n').filter(Boolean)).toHaveLength(10);
+    }
+  });
+});

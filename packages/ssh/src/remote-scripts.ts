@@ -1,0 +1,209 @@
+/**
+ * The small POSIX-sh programs the SSH driver runs on the remote host: the start-up wrapper of every
+ * terminal channel (cwd, environment, a start marker carrying the remote PID), the tree killer, the
+ * terminal-read probe, and the connect-time probe (private directory, login shell). Each is plain
+ * POSIX sh plus `awk`, `grep` and `/proc` (Linux); arguments are always single-quoted.
+ */
+
+import { shellQuote } from '@conch/core';
+
+/** OSC number of the driver's own start marker (distinct from the core's 6973). */
+export const START_MARKER_OSC = 6975;
+
+/** Exit status the start-up wrapper uses when it cannot start the program. */
+export const START_FAILED_STATUS = 97;
+
+/** A script literal: raw text, with `@{` standing for `${` (which a template literal cannot hold). */
+function sh(strings: TemplateStringsArray): string {
+  return String.raw({ raw: strings.raw }).replaceAll('@{', '${');
+}
+
+/** Names of environment variables conch can pass (POSIX names). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** True when `name` can be exported by a POSIX shell. */
+export function isValidEnvName(name: string): boolean {
+  return ENV_NAME.test(name);
+}
+
+/**
+ * The command line for a terminal channel: enter `cwd`, export `env`, print the start marker with
+ * `$$` (the PID that `exec` keeps, which sshd made a session and process-group leader), then `exec` the
+ * program. Failures print an error marker (`cwd` or `program`) and exit with {@link START_FAILED_STATUS}.
+ */
+export function startupScript(options: {
+  nonce: string;
+  file: string;
+  args: readonly string[];
+  cwd: string | undefined;
+  env: Readonly<Record<string, string>>;
+}): string {
+  const marker = (kind: string, value: string) =>
+    `printf '\\033]${START_MARKER_OSC};%s;%s;%s\\007' ${options.nonce} ${kind} ${value}`;
+  const lines: string[] = [];
+  if (options.cwd !== undefined) {
+    lines.push(
+      `cd -- ${shellQuote(options.cwd)} 2>/dev/null || { ${marker('err', 'cwd')}; exit ${START_FAILED_STATUS}; }`,
+    );
+  }
+  lines.push(
+    `command -v ${shellQuote(options.file)} >/dev/null 2>&1 || { ${marker('err', 'program')}; exit ${START_FAILED_STATUS}; }`,
+  );
+  for (const [name, value] of Object.entries(options.env)) {
+    if (!isValidEnvName(name)) throw new Error(`invalid environment variable name ${JSON.stringify(name)}`);
+    lines.push(`export ${name}=${shellQuote(value)}`);
+  }
+  lines.push(marker('pid', '"$$"'));
+  lines.push(`exec ${[options.file, ...options.args].map(shellQuote).join(' ')}`);
+  return lines.join('\n');
+}
+
+/**
+ * Connect-time probe: creates the private 0700 directory (`mktemp -d`) and reports it with the user's
+ * login shell and bash's path, one `key=value` per line.
+ */
+export const CONNECT_PROBE = sh`umask 077
+d=$(mktemp -d "@{TMPDIR:-/tmp}/conch-XXXXXXXXXX" 2>/dev/null) || d=
+u=$(id -un 2>/dev/null)
+s=$(getent passwd "$u" 2>/dev/null | cut -d: -f7)
+[ -n "$s" ] || s=$SHELL
+b=$(command -v bash 2>/dev/null)
+printf 'dir=%s\nshell=%s\nbash=%s\nuser=%s\nhome=%s\n' "$d" "$s" "$b" "$u" "$HOME"
+`;
+
+/**
+ * The remote tree killer. Arguments: MODE (`tree` | `job`), SIGNAL (name without SIG), GRACE (tenths of a
+ * second), ROOT (pid or empty), then `NAME=VALUE` environment markers.
+ *
+ * - `tree`: ROOT, every process in ROOT's session or process group, their descendants, and every
+ *   process carrying a marker (and its descendants).
+ * - `job`: the terminal's foreground process group when it is not ROOT's own, plus marked processes and
+ *   their descendants; ROOT (the session shell) is spared.
+ *
+ * Sends SIGNAL (and SIGCONT), waits up to GRACE, SIGKILLs what is left (found afresh), waits up to 2 s,
+ * and prints `CONCH_KILL already_exited|killed|stop_unconfirmed [survivors…]`. Without /proc (not Linux)
+ * it signals ROOT's process group only, and prints `unsupported` for `job` mode.
+ */
+export const KILL_SCRIPT = sh`exec 2>/dev/null
+mode=$1 sig=$2 ticks=$3 root=$4
+shift 4
+self=$$
+if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
+marked() {
+  for kv in "$@"; do
+    if [ -n "$zgrep" ]; then
+      grep -lzxF -- "$kv" /proc/[0-9]*/environ | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p'
+    else
+      for f in /proc/[0-9]*/environ; do
+        tr '\0' '\n' < "$f" | grep -qxF -- "$kv" && { p=@{f#/proc/}; echo "@{p%/environ}"; }
+      done
+    fi
+  done | tr '\n' ' '
+}
+collect() {
+  m=$(marked "$@")
+  cat /proc/[0-9]*/stat | awk -v mode="$mode" -v root="$root" -v self="$self" -v marked="$m" '
+    { pid = $1; r = $0; sub(/^.*\) /, "", r); split(r, f, " ")
+      st[pid] = f[1]; pp[pid] = f[2]; pg[pid] = f[3]; sd[pid] = f[4]; tp[pid] = f[6] }
+    END {
+      n = split(marked, mk, " "); for (i = 1; i <= n; i++) if (mk[i] in st) t[mk[i]] = 1
+      if (root != "" && (root in st)) {
+        if (mode != "tree") { fg = tp[root]; if (fg > 0 && fg != pg[root]) for (p in st) if (pg[p] == fg) t[p] = 1 }
+        else t[root] = 1
+      }
+      if (root != "" && mode == "tree") for (p in st) if (sd[p] == root || pg[p] == root) t[p] = 1
+      do { c = 0; for (p in st) if (!(p in t) && (pp[p] in t)) { t[p] = 1; c = 1 } } while (c)
+      if (mode != "tree" && root != "") delete t[root]
+      for (p in t) if (p != self && pp[p] != self && st[p] != "Z") printf "%s ", p
+    }'
+}
+alive() {
+  for p in "$@"; do
+    if read -r l < /proc/$p/stat; then
+      r=@{l##*\) }
+      [ "@{r%% *}" = Z ] || printf '%s ' "$p"
+    fi
+  done
+}
+if sleep 0.01; then step=0.1; else step=1; ticks=$(( (ticks + 9) / 10 )); fi
+if [ ! -r /proc/self/stat ]; then
+  # No /proc (not Linux): only the channel's own process group can be reached.
+  [ "$mode" = tree ] && [ -n "$root" ] || { echo "CONCH_KILL unsupported"; exit 0; }
+  kill -0 -- "-$root" || { echo "CONCH_KILL already_exited"; exit 0; }
+  kill -s "$sig" -- "-$root"; kill -s CONT -- "-$root"
+  i=0
+  while kill -0 -- "-$root" && [ "$i" -lt "$ticks" ]; do sleep $step; i=$((i + 1)); done
+  kill -s KILL -- "-$root"
+  i=0
+  while kill -0 -- "-$root" && [ "$i" -lt 20 ]; do sleep 0.1 || sleep 1; i=$((i + 1)); done
+  if kill -0 -- "-$root"; then echo "CONCH_KILL stop_unconfirmed"; else echo "CONCH_KILL killed"; fi
+  exit 0
+fi
+first=$(collect "$@")
+if [ -z "$first" ]; then echo "CONCH_KILL already_exited"; exit 0; fi
+kill -s "$sig" $first
+[ "$sig" = KILL ] || kill -s CONT $first
+i=0
+left=$(alive $first)
+while [ -n "$left" ] && [ "$i" -lt "$ticks" ]; do sleep $step; i=$((i + 1)); left=$(alive $left); done
+rest=$(alive $left $(collect "$@"))
+if [ -n "$rest" ]; then
+  kill -s KILL $rest
+  i=0
+  while [ -n "$rest" ] && [ "$i" -lt 20 ]; do sleep 0.1 || sleep 1; i=$((i + 1)); rest=$(alive $rest); done
+fi
+if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CONCH_KILL killed"; fi
+`;
+
+/**
+ * The terminal-read probe. Argument: ROOT (the channel's session leader). Prints
+ * `EVIDENCE [COMM]`: `blocked_read` when a process of the terminal's foreground group sleeps in a
+ * terminal read, `polling` when one polls with the terminal among its fds, `no` otherwise, `unknown`
+ * when the foreground group cannot be read (no /proc, or a kernel that hides wchan); COMM is the foreground group leader's name when that group
+ * is not ROOT's own.
+ */
+export const PROBE_SCRIPT = sh`exec 2>/dev/null
+r=$1
+[ -r /proc/self/stat ] || { echo unknown; exit 0; }
+read -r l < /proc/$r/stat || { echo no; exit 0; }
+set -- @{l##*\) }
+fg=$6 rg=$3
+case $fg in ''|-*|0) echo unknown; exit 0;; esac
+tty=$(readlink /proc/$r/fd/0)
+ev=no comm= blind=
+for f in /proc/[0-9]*/stat; do
+  read -r l < "$f" || continue
+  set -- @{l##*\) }
+  [ "$3" = "$fg" ] || continue
+  p=@{f#/proc/}; p=@{p%/stat}
+  if [ "$p" = "$fg" ]; then c=@{l#*\(}; comm=@{c%\)*}; fi
+  case $1 in Z|T) continue;; esac
+  w=; read -r w < /proc/$p/wchan || :
+  case $w in ''|0) blind=1;; esac
+  case $w in
+    wait_woken|n_tty_read|tty_read) ev=blocked_read;;
+    poll_schedule_timeout*|do_select*|do_sys_poll*|ep_poll*|core_sys_select*|do_epoll_wait*)
+      if [ "$ev" = no ] && [ -n "$tty" ]; then
+        for d in /proc/$p/fd/*; do [ "$(readlink "$d")" = "$tty" ] && { ev=polling; break; }; done
+      fi;;
+  esac
+done
+[ "$fg" = "$rg" ] && comm=
+# A kernel that hides wchan gives no evidence either way.
+[ "$ev" = no ] && [ -n "$blind" ] && ev=unknown
+printf '%s %s\n' "$ev" "$comm"
+`;
+
+/** Signals a process group: arguments SIGNAL (without SIG) and ROOT; targets ROOT's terminal foreground group. */
+export const SIGNAL_SCRIPT = sh`exec 2>/dev/null
+read -r l < /proc/$2/stat || exit 1
+set -- "$1" @{l##*\) }
+g=$7
+case $g in ''|-*|0) exit 1;; esac
+kill -s "$1" -- "-$g"
+`;
+
+/** Runs `script` with positional arguments through `sh -c` (the login shell only parses this line). */
+export function shCommand(script: string, args: readonly string[] = []): string {
+  return `exec /bin/sh -c ${shellQuote(script)} conch ${args.map(shellQuote).join(' ')}`.trimEnd();
+}

@@ -1,0 +1,103 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  CONNECT_PROBE,
+  KILL_SCRIPT,
+  PROBE_SCRIPT,
+  SIGNAL_SCRIPT,
+  shCommand,
+  startupScript,
+} from '../src/remote-scripts.js';
+import { processTree, REAPER } from './sshd.js';
+
+/** Runs a command line the way sshd would: through `sh -c`. */
+function viaShell(command: string, env: Record<string, string> = {}): string {
+  return execFileSync('/bin/sh', ['-c', command], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+  }).toString();
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('remote scripts', () => {
+  it('are valid POSIX sh (dash)', () => {
+    for (const script of [CONNECT_PROBE, KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
+      execFileSync('/bin/sh', ['-n', '-c', script]);
+    }
+  });
+
+  it('start a program with exact arguments, environment and cwd, after a start marker with its pid', () => {
+    const tricky = `it's "quoted" \\ back $HOME \`x\` !bang\nnew line`;
+    const out = viaShell(
+      shCommand(
+        startupScript({
+          nonce: 'abc123',
+          file: '/bin/sh',
+          args: ['-c', 'printf "%s|" "$1" "$V" "$PWD" "$$"', 'zero', tricky],
+          cwd: '/tmp',
+          env: { V: tricky },
+        }),
+      ),
+    );
+    const marker = /^\x1b\]6975;abc123;pid;(\d+)\x07(.*)$/s.exec(out);
+    expect(marker).not.toBeNull();
+    expect(marker?.[2]).toBe(`${tricky}|${tricky}|/tmp|${marker?.[1]}|`);
+  });
+
+  it('report a missing cwd or program instead of starting', () => {
+    const run = (options: { file: string; cwd?: string }) => {
+      try {
+        viaShell(
+          shCommand(
+            startupScript({ nonce: 'n0nce', file: options.file, args: [], cwd: options.cwd, env: {} }),
+          ),
+        );
+        return 'started';
+      } catch (error) {
+        return String((error as { stdout: Buffer }).stdout);
+      }
+    };
+    expect(run({ file: '/bin/true', cwd: '/no/such/dir' })).toBe('\x1b]6975;n0nce;err;cwd\x07');
+    expect(run({ file: '/no/such/program' })).toBe('\x1b]6975;n0nce;err;program\x07');
+    expect(() =>
+      startupScript({ nonce: 'n', file: 'x', args: [], cwd: undefined, env: { 'BAD-NAME': '1' } }),
+    ).toThrow();
+  });
+
+  it('kill a whole tree, including a double-forked escapee found by its marker', async () => {
+    // Under the test reaper, so that the killed orphans are reaped (PID 1 in a container may not reap).
+    const script = 'sleep 300 & (setsid sleep 301 &); sleep 302';
+    const child = spawn(
+      'python3',
+      ['-c', REAPER, '/usr/bin/env', 'CONCH_COMMAND_ID=c_scripttest', '/usr/bin/setsid', 'sh', '-c', script],
+      { stdio: 'ignore' },
+    );
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const marked = () =>
+        viaShell('grep -lzxF CONCH_COMMAND_ID=c_scripttest /proc/[0-9]*/environ 2>/dev/null | wc -l').trim();
+      const ready = () => processTree(child.pid!).length === 5 && marked() === '4';
+      for (let i = 0; i < 250 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
+      expect(ready()).toBe(true);
+      // The session leader (sh) is the reaper's child; the escapee was re-parented to the reaper.
+      const root = processTree(child.pid!)[1]!;
+      const args = ['tree', 'TERM', '10', String(root), 'CONCH_COMMAND_ID=c_scripttest'];
+      expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL killed');
+      expect(alive(root)).toBe(false);
+      expect(marked()).toBe('0');
+      // The reaper exits once its orphans are reaped.
+      await exited;
+      expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');
+    } finally {
+      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
