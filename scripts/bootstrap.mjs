@@ -11,7 +11,8 @@ const PNPM = ['-y', 'pnpm@10.34.9'];
 
 function run(args, what) {
   process.stderr.write(`[conch bootstrap] ${what}…\n`);
-  const r = spawnSync('npx', [...PNPM, ...args], { cwd: root, stdio: ['ignore', 2, 2], env: process.env });
+  const env = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', DO_NOT_TRACK: '1' };
+  const r = spawnSync('npx', [...PNPM, ...args], { cwd: root, stdio: ['ignore', 2, 2], env });
   if (r.status !== 0) {
     process.stderr.write(`[conch bootstrap] ${what} failed (exit ${r.status}).\n`);
     process.exit(r.status ?? 1);
@@ -47,9 +48,12 @@ function staleBuilds() {
 export function bootstrap() {
   const installed = existsSync(join(root, 'node_modules', '.modules.yaml'));
   const lockNewer =
-    installed && statSync(join(root, 'pnpm-lock.yaml')).mtimeMs > statSync(join(root, 'node_modules', '.modules.yaml')).mtimeMs;
+    installed &&
+    statSync(join(root, 'pnpm-lock.yaml')).mtimeMs >
+      statSync(join(root, 'node_modules', '.modules.yaml')).mtimeMs;
   if (!installed || lockNewer) run(['install', '--frozen-lockfile'], 'installing dependencies');
-  if (staleBuilds().length > 0) run(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], 'building');
+  if (staleBuilds().length > 0)
+    run(['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], 'building');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) bootstrap();

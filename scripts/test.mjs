@@ -13,7 +13,17 @@ const report = join(root, '.vitest-report.json');
 rmSync(report, { force: true });
 const r = spawnSync(
   'npx',
-  ['-y', 'pnpm@10.34.9', 'exec', 'vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
+  [
+    '-y',
+    'pnpm@10.34.9',
+    'exec',
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${report}`,
+    ...process.argv.slice(2),
+  ],
   { cwd: root, stdio: 'inherit' },
 );
 let passed = 0;
@@ -25,7 +35,8 @@ if (existsSync(report)) {
   failed = json.numFailedTests ?? 0;
   skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
   // A file that fails to load has no tests to count: count it as a failure.
-  for (const file of json.testResults ?? []) if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) failed++;
+  for (const file of json.testResults ?? [])
+    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) failed++;
 } else {
   failed = 1;
 }

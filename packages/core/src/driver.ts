@@ -55,7 +55,12 @@ export interface TerminalProcess {
    * can see them). Sends `signal`,
    * waits up to `graceMs`, then SIGKILL; reaps; reports survivors.
    */
-  kill(options: { signal: string; graceMs: number; markerId?: string; sessionId?: string }): Promise<KillReport>;
+  kill(options: {
+    signal: string;
+    graceMs: number;
+    markerId?: string;
+    sessionId?: string;
+  }): Promise<KillReport>;
   /**
    * Kills one foreground job of this shell without killing the shell: every process carrying
    * `CONCH_COMMAND_ID=markerId` and the terminal's foreground process group when it is not the shell's.

@@ -3,10 +3,8 @@
  * timers of its own (time comes from an injected Clock, bytes from an injected Driver).
  */
 
-// Errors (SPEC §8)
-export { ConchError, ErrorCode, ERROR_CODES, toConchError, type ConchErrorOptions } from './errors.js';
 // Time
-export { createRealClock, type Clock, type TimerHandle } from './clock.js';
+export { type Clock, createRealClock, type TimerHandle } from './clock.js';
 // Driver interface (versioned)
 export type {
   Disposable,
@@ -24,6 +22,75 @@ export type {
   SpillStore,
   TerminalProcess,
 } from './driver.js';
+// Engine
+export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
+export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
+export {
+  DEFAULT_ENGINE_DEFAULTS,
+  DEFAULT_LIMITS,
+  type EngineDefaults,
+  type EngineLimits,
+} from './engine/limits.js';
+export {
+  type AuditEntry,
+  type AuditSink,
+  type CommandPolicy,
+  type PolicyCommandVerdict,
+  type PolicyDecision,
+  SHELL_PROGRAMS,
+} from './engine/policy-hook.js';
+export { SecretRedactor } from './engine/secret-redactor.js';
+export { Session, signalFromStatus } from './engine/session.js';
+export {
+  type CreateLocalRequest,
+  DEFAULT_SESSION_ID,
+  type ExecuteRequest,
+  KILL_SIGNALS,
+  type KillProcessRequest,
+  type ListProcessesRequest,
+  type OpenSessionRequest,
+  type ReadOutputRequest,
+  type RespondRequest,
+  type SendControlRequest,
+  SessionManager,
+  type SessionManagerOptions,
+} from './engine/session-manager.js';
+export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
+// Errors (SPEC §8)
+export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';
+// Keys and prompts
+export {
+  encodeKey,
+  encodeKeys,
+  isValidKey,
+  KEY_NAMES,
+  KeyMap,
+  signalForKey,
+  VALID_KEYS_DESCRIPTION,
+} from './input/key-map.js';
+export {
+  type ClassifiedPrompt,
+  classifyPrompt,
+  classifyPromptDetailed,
+  isCertainPrompt,
+  type PromptCertainty,
+  PromptClassifier,
+} from './input/prompt-classifier.js';
+export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
+// Output (SPEC §4)
+export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
+export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';
+export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
+// Shell integration (SPEC §5)
+export {
+  ansiCQuote,
+  type EncodedCommand,
+  MARKER_OSC,
+  MAX_TYPED_LINE,
+  ShellIntegration,
+  shellKindOf,
+  shellQuote,
+} from './shell/shell-integration.js';
 // Wire types (SPEC §2)
 export type {
   AbortSignalLike,
@@ -42,57 +109,3 @@ export type {
   WaitOptions,
   WaitReason,
 } from './types.js';
-// Output (SPEC §4)
-export { OutputLog, type OutputCursor, type OutputLogOptions } from './output/output-log.js';
-export { TextRenderer, renderTerminalText, type TextRendererOptions } from './output/text-renderer.js';
-export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
-// Keys and prompts
-export { KeyMap, KEY_NAMES, VALID_KEYS_DESCRIPTION, encodeKey, encodeKeys, isValidKey, signalForKey } from './input/key-map.js';
-export {
-  PromptClassifier,
-  classifyPrompt,
-  classifyPromptDetailed,
-  isCertainPrompt,
-  type ClassifiedPrompt,
-  type PromptCertainty,
-} from './input/prompt-classifier.js';
-// Shell integration (SPEC §5)
-export {
-  ShellIntegration,
-  MARKER_OSC,
-  MAX_TYPED_LINE,
-  ansiCQuote,
-  shellKindOf,
-  shellQuote,
-  type EncodedCommand,
-} from './shell/shell-integration.js';
-export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
-// Engine
-export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
-export { Session, signalFromStatus } from './engine/session.js';
-export {
-  SessionManager,
-  DEFAULT_SESSION_ID,
-  KILL_SIGNALS,
-  type CreateLocalRequest,
-  type ExecuteRequest,
-  type KillProcessRequest,
-  type ListProcessesRequest,
-  type OpenSessionRequest,
-  type ReadOutputRequest,
-  type RespondRequest,
-  type SendControlRequest,
-  type SessionManagerOptions,
-} from './engine/session-manager.js';
-export { waitForCommand, decideAwaiting, type WaitOutcome, type WaitSpec } from './engine/waiter.js';
-export { DEFAULT_LIMITS, DEFAULT_ENGINE_DEFAULTS, type EngineDefaults, type EngineLimits } from './engine/limits.js';
-export {
-  SHELL_PROGRAMS,
-  type AuditEntry,
-  type AuditSink,
-  type CommandPolicy,
-  type PolicyCommandVerdict,
-  type PolicyDecision,
-} from './engine/policy-hook.js';
-export { SecretRedactor } from './engine/secret-redactor.js';
-export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';

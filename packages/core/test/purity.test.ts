@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -23,7 +23,9 @@ describe('core purity (ARCHITECTURE: no I/O, no timers of its own)', () => {
 
   it.each(files)('%s imports nothing from node: or other packages at runtime', (file) => {
     const text = readFileSync(file, 'utf8');
-    const imports = [...text.matchAll(/^import\s+(?!type\b)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1]!);
+    const imports = [...text.matchAll(/^import\s+(?!type\b)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map(
+      (m) => m[1]!,
+    );
     for (const spec of imports) expect(spec.startsWith('.'), `${file} imports ${spec}`).toBe(true);
     expect(text).not.toMatch(/\brequire\(/);
   });

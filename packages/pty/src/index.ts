@@ -1,4 +1,10 @@
-export { createLocalDriver, defaultOwnerTag, OWNER_ENV, type LocalDriver, type LocalDriverOptions } from './local-driver.js';
+export {
+  createLocalDriver,
+  defaultOwnerTag,
+  type LocalDriver,
+  type LocalDriverOptions,
+  OWNER_ENV,
+} from './local-driver.js';
 export { reapOrphans } from './orphan-reaper.js';
 export { PtyProcess } from './pty-process.js';
-export { killTree, collectTargets, type KillTargets } from './tree-killer.js';
+export { collectTargets, type KillTargets, killTree } from './tree-killer.js';

@@ -4,10 +4,26 @@
  * that a later server can reap what a killed one left behind.
  */
 
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { ConchError, type Driver, ErrorCode, type OpenShellOptions, type SpawnOptions, type TerminalProcess } from '@conch/core';
+import {
+  ConchError,
+  type Driver,
+  ErrorCode,
+  type OpenShellOptions,
+  type SpawnOptions,
+  type TerminalProcess,
+} from '@conch/core';
 import nodePty from 'node-pty';
 import { PtyProcess } from './pty-process.js';
 
@@ -57,18 +73,31 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
   const setpriv = findSetpriv();
   const live = new Set<PtyProcess>();
 
-  const start = (file: string, args: string[], cwd: string | undefined, env: Record<string, string>, cols: number, rows: number): TerminalProcess => {
+  const start = (
+    file: string,
+    args: string[],
+    cwd: string | undefined,
+    env: Record<string, string>,
+    cols: number,
+    rows: number,
+  ): TerminalProcess => {
     const workdir = cwd === undefined ? process.cwd() : resolve(cwd);
     if (!existsSync(workdir)) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid cwd: ${JSON.stringify(cwd)} does not exist.`, {
-        hint: 'Give an existing directory.',
-      });
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid cwd: ${JSON.stringify(cwd)} does not exist.`,
+        {
+          hint: 'Give an existing directory.',
+        },
+      );
     }
     const fullEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) fullEnv[k] = v;
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
     // Let the program die with the server: a parent-death signal where util-linux offers one.
-    const [program, argv] = setpriv ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]] : [file, args];
+    const [program, argv] = setpriv
+      ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]]
+      : [file, args];
     let pty: nodePty.IPty;
     try {
       pty = nodePty.spawn(program, argv, {
@@ -80,9 +109,13 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         encoding: null as unknown as string,
       });
     } catch (error) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Could not start ${JSON.stringify(file)}: ${(error as Error).message}`, {
-        cause: error,
-      });
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Could not start ${JSON.stringify(file)}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
     }
     const proc = new PtyProcess(pty, ownerTag, () => live.delete(proc));
     live.add(proc);
@@ -102,9 +135,13 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         if (!o.shell.includes('/')) {
           // A bare name: let node-pty search PATH.
         } else {
-          throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid shell: ${JSON.stringify(o.shell)} is not an executable.`, {
-            hint: 'Give a path or name of an installed shell, e.g. /bin/bash, zsh, sh.',
-          });
+          throw new ConchError(
+            ErrorCode.INVALID_ARGUMENT,
+            `Invalid shell: ${JSON.stringify(o.shell)} is not an executable.`,
+            {
+              hint: 'Give a path or name of an installed shell, e.g. /bin/bash, zsh, sh.',
+            },
+          );
         }
       }
       return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows);

@@ -17,7 +17,11 @@ export async function reapOrphans(): Promise<number> {
     const ownerPid = Number(owner[1]);
     if (ownerPid === process.pid) continue;
     const ownerStat = readStat(ownerPid);
-    const ownerAlive = ownerStat !== undefined && ownerStat.state !== 'Z' && readEnvVar(ownerPid, 'CONCH_OWNER') === undefined && isOwnerStillThere(ownerPid, tag);
+    const ownerAlive =
+      ownerStat !== undefined &&
+      ownerStat.state !== 'Z' &&
+      readEnvVar(ownerPid, 'CONCH_OWNER') === undefined &&
+      isOwnerStillThere(ownerPid, tag);
     if (!ownerAlive) victims.push(pid);
   }
   for (const pid of victims) {

@@ -3,7 +3,7 @@
  * and orphan reaping. Every reader tolerates processes vanishing mid-read (returns undefined).
  */
 
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** The fields of /proc/PID/stat conch uses. */
 export interface ProcStat {

@@ -4,14 +4,30 @@
  * path.
  */
 
-import { ConchError, type Disposable, ErrorCode, type ExitInfo, type InputWaitEvidence, type KillReport, type TerminalProcess } from '@conch/core';
+import {
+  ConchError,
+  type Disposable,
+  ErrorCode,
+  type ExitInfo,
+  type InputWaitEvidence,
+  type KillReport,
+  type TerminalProcess,
+} from '@conch/core';
 import type { IPty } from 'node-pty';
 import { hasFdOpen, readStat, readWchan, snapshotProcesses } from './proc-fs.js';
 import { killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
 const SIGNALS: Record<number, string> = {
-  1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM',
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  6: 'SIGABRT',
+  9: 'SIGKILL',
+  11: 'SIGSEGV',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
 };
 
 const BLOCKED_READ = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
@@ -70,7 +86,9 @@ export class PtyProcess implements TerminalProcess {
 
   write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
     if (this.exited || this.disposed) {
-      return Promise.reject(new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'));
+      return Promise.reject(
+        new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'),
+      );
     }
     const internals = this.pty as unknown as PtyInternals;
     this.pty.write(typeof data === 'string' ? data : Buffer.from(data));
@@ -84,12 +102,18 @@ export class PtyProcess implements TerminalProcess {
           // Drop what the program will not read, so node-pty stops retrying (it spins on EAGAIN).
           queue.length = 0;
           return reject(
-            new ConchError(ErrorCode.WRITE_TIMEOUT, `The terminal did not accept input within ${deadlineMs} ms.`, {
-              hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
-            }),
+            new ConchError(
+              ErrorCode.WRITE_TIMEOUT,
+              `The terminal did not accept input within ${deadlineMs} ms.`,
+              {
+                hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
+              },
+            ),
           );
         }
-        setTimeout(check, 5);
+        // The queue usually drains within a millisecond: poll tightly first, then back off.
+        if (Date.now() - started < 20) setImmediate(check);
+        else setTimeout(check, 5);
       };
       check();
     });
@@ -114,7 +138,12 @@ export class PtyProcess implements TerminalProcess {
     }
   }
 
-  kill(options: { signal: string; graceMs: number; markerId?: string; sessionId?: string }): Promise<KillReport> {
+  kill(options: {
+    signal: string;
+    graceMs: number;
+    markerId?: string;
+    sessionId?: string;
+  }): Promise<KillReport> {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(

@@ -84,7 +84,8 @@ export async function killTree(targets: KillTargets, signal: string, graceMs: nu
   const first = collectTargets(targets);
   if (first.length === 0) return { result: 'already_exited', survivors: [] };
   const sig = signal as NodeJS.Signals;
-  for (const group of targets.groups) if (group > 1 && !(targets.spare ?? []).includes(group)) send(-group, sig);
+  for (const group of targets.groups)
+    if (group > 1 && !(targets.spare ?? []).includes(group)) send(-group, sig);
   for (const pid of first) send(pid, sig);
   // Stopped processes cannot act on a catchable signal until continued.
   if (signal !== 'SIGKILL') for (const pid of first) send(pid, 'SIGCONT');
@@ -92,9 +93,12 @@ export async function killTree(targets: KillTargets, signal: string, graceMs: nu
   const again = collectTargets(targets);
   const rest = [...new Set([...alive, ...again])];
   if (rest.length > 0) {
-    for (const group of targets.groups) if (group > 1 && !(targets.spare ?? []).includes(group)) send(-group, 'SIGKILL');
+    for (const group of targets.groups)
+      if (group > 1 && !(targets.spare ?? []).includes(group)) send(-group, 'SIGKILL');
     for (const pid of rest) send(pid, 'SIGKILL');
     alive = await waitGone(rest, 2000);
   }
-  return alive.length === 0 ? { result: 'killed', survivors: [] } : { result: 'stop_unconfirmed', survivors: alive };
+  return alive.length === 0
+    ? { result: 'killed', survivors: [] }
+    : { result: 'stop_unconfirmed', survivors: alive };
 }

@@ -1,5 +1,5 @@
-import { FileSpillStore, createXtermScreen } from '@conch/node';
 import { describeDriverConformance } from '@conch/core/testing';
+import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 import { countMarked } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Live (non-zombie) processes whose environment carries `NAME=value`. */
 export function pidsWithEnv(name: string, value: string): number[] {

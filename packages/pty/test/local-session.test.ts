@@ -2,12 +2,20 @@
  * Local sessions against real shells on real pseudo-terminals: what an agent notices (prompts, full-screen
  * programs, rc files, other shells), and what it must never notice (leaked processes and fds).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CommandResult, SessionManager, createRealClock } from '@conch/core';
-import { FileSpillStore, createXtermScreen } from '@conch/node';
+import { createRealClock, SessionManager } from '@conch/core';
+import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver, reapOrphans } from '../src/index.js';
 import { countMarked, pidsWithEnv } from './helpers.js';
@@ -76,7 +84,10 @@ describe('prompts', () => {
   });
 
   it('does not take a sleeping program with a prompt-looking line for a prompt', async () => {
-    const r = await manager.execute({ command: `printf 'Continue? [Y/n] '; sleep 1.5; echo done`, pause_timeout: 5 });
+    const r = await manager.execute({
+      command: `printf 'Continue? [Y/n] '; sleep 1.5; echo done`,
+      pause_timeout: 5,
+    });
     expect(r).toMatchObject({ status: 'completed', reason: 'exited' });
   });
 });
@@ -89,7 +100,12 @@ describe('full-screen programs', () => {
     const screen = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
     expect(screen.screen?.alt_screen).toBe(true);
     expect(screen.screen?.rows.some((row) => row.includes('vim-test.txt'))).toBe(true);
-    await manager.respond({ command_id: r.command_id, text: 'ihello from conch', enter: false, pause_timeout: 0.5 });
+    await manager.respond({
+      command_id: r.command_id,
+      text: 'ihello from conch',
+      enter: false,
+      pause_timeout: 0.5,
+    });
     await manager.sendControl({ command_id: r.command_id, key: 'esc', pause_timeout: 0.5 });
     const typed = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
     expect(typed.screen?.rows[0]).toBe('hello from conch');
@@ -102,7 +118,11 @@ describe('full-screen programs', () => {
     writeFileSync(join(work, 'long.txt'), Array.from({ length: 500 }, (_, i) => `line ${i + 1}`).join('\n'));
     const r = await manager.execute({ command: 'less long.txt' });
     expect(r).toMatchObject({ status: 'partial', reason: 'awaiting_input', prompt: { kind: 'pager' } });
-    const down = await manager.sendControl({ command_id: r.command_id, key: ['down', 'down'], pause_timeout: 1 });
+    const down = await manager.sendControl({
+      command_id: r.command_id,
+      key: ['down', 'down'],
+      pause_timeout: 1,
+    });
     expect(down.prompt?.kind).toBe('pager');
     const screen = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
     expect(screen.screen?.rows[0]).toBe('line 3');
@@ -113,7 +133,10 @@ describe('full-screen programs', () => {
 
 describe('signals and processes', () => {
   it('Ctrl+C ends a foreground loop with 130 and the shell keeps working', async () => {
-    const r = await manager.execute({ command: 'while true; do echo spin; sleep 0.1; done', total_timeout: 0.5 });
+    const r = await manager.execute({
+      command: 'while true; do echo spin; sleep 0.1; done',
+      total_timeout: 0.5,
+    });
     expect(r.status).toBe('partial');
     const c = await manager.sendControl({ command_id: r.command_id, key: '^C' });
     expect(c).toMatchObject({ status: 'completed', exit_code: 130, signal: 'SIGINT' });
@@ -121,7 +144,10 @@ describe('signals and processes', () => {
   });
 
   it('kill_process on a foreground job kills the job, not the shell', async () => {
-    const r = await manager.execute({ command: 'sleep 300 & sleep 301; echo not-reached', pause_timeout: 0.3 });
+    const r = await manager.execute({
+      command: 'sleep 300 & sleep 301; echo not-reached',
+      pause_timeout: 0.3,
+    });
     expect(r.status).toBe('partial');
     await until(() => (countMarked(r.command_id) >= 2 ? true : undefined));
     const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
@@ -144,10 +170,16 @@ describe('signals and processes', () => {
     // Raw mode and no reader: the terminal's input queue fills and stays full. (Its own session: raw mode
     // outlives the command, as in any terminal.)
     const s = await manager.createLocal();
-    const r = await manager.execute({ command: 'stty raw -echo; sleep 30', pause_timeout: 0.3, session_id: s.session_id });
+    const r = await manager.execute({
+      command: 'stty raw -echo; sleep 30',
+      pause_timeout: 0.3,
+      session_id: s.session_id,
+    });
     const big = 'x'.repeat(200_000);
     const started = Date.now();
-    await expect(manager.respond({ command_id: r.command_id, text: big, enter: false })).rejects.toMatchObject({
+    await expect(
+      manager.respond({ command_id: r.command_id, text: big, enter: false }),
+    ).rejects.toMatchObject({
       code: 'WRITE_TIMEOUT',
     });
     expect(Date.now() - started).toBeLessThan(10_000);
@@ -188,7 +220,7 @@ describe('shells and rc files', () => {
     expect((await run('echo dash')).output).toBe('dash');
     expect((await run('cd /tmp && false')).exit_code).toBe(1);
     expect((await run('pwd')).output).toBe('/tmp');
-    expect((await run("cat <<EOF\nin heredoc\nEOF")).output).toBe('in heredoc');
+    expect((await run('cat <<EOF\nin heredoc\nEOF')).output).toBe('in heredoc');
     await manager.closeSession(s.session_id);
   });
 
@@ -211,7 +243,10 @@ describe('cleanup', () => {
     const s = await manager.createLocal();
     await manager.execute({ command: 'sleep 100 &', session_id: s.session_id });
     // An escapee: double-forked into its own session, reparented away from the shell.
-    await manager.execute({ command: '(setsid nohup sleep 101 >/dev/null 2>&1 &)', session_id: s.session_id });
+    await manager.execute({
+      command: '(setsid nohup sleep 101 >/dev/null 2>&1 &)',
+      session_id: s.session_id,
+    });
     const bg = await manager.execute({ command: 'sleep 200', session_id: s.session_id, background: true });
     await until(() => (pidsWithEnv('CONCH_SESSION_ID', s.session_id).length >= 4 ? true : undefined));
     const closed = await manager.closeSession(s.session_id);
@@ -246,11 +281,12 @@ describe('cleanup', () => {
   });
 });
 
-export type { CommandResult };
-
 describe('killing foreground loops', () => {
   it('kill_process on a shell loop ends the loop and frees the session', async () => {
-    const r = await manager.execute({ command: 'while true; do echo loop; sleep 0.2; done', total_timeout: 0.5 });
+    const r = await manager.execute({
+      command: 'while true; do echo loop; sleep 0.2; done',
+      total_timeout: 0.5,
+    });
     expect(r.status).toBe('partial');
     const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
     expect(k.result).toBe('killed');

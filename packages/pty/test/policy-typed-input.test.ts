@@ -5,7 +5,7 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SessionManager, createRealClock } from '@conch/core';
+import { createRealClock, SessionManager } from '@conch/core';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -33,7 +33,9 @@ afterAll(async () => {
 });
 
 it('denies rm through execute, and nothing runs', async () => {
-  await expect(manager.execute({ command: 'true; rm victim' })).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+  await expect(manager.execute({ command: 'true; rm victim' })).rejects.toMatchObject({
+    code: 'POLICY_DENIED',
+  });
   expect(existsSync(join(work, 'victim'))).toBe(true);
 });
 
@@ -47,7 +49,11 @@ it('refuses rm typed into a bash started by an allowed command, even in pieces',
   await expect(manager.respond({ command_id: inner.command_id, text: 'm victim' })).rejects.toMatchObject({
     code: 'POLICY_DENIED',
   });
-  const ok = await manager.respond({ command_id: inner.command_id, text: 'echo still-$((40+2))', pause_timeout: 1 });
+  const ok = await manager.respond({
+    command_id: inner.command_id,
+    text: 'echo still-$((40+2))',
+    pause_timeout: 1,
+  });
   expect(ok.output).toContain('still-42');
   expect(existsSync(join(work, 'victim'))).toBe(true);
   const exit = await manager.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });

@@ -6,7 +6,7 @@
 
 import type { Clock } from '../clock.js';
 import type { InputWaitEvidence, KillReport, ScreenSnapshot } from '../driver.js';
-import type { OutputLog, OutputCursor } from '../output/output-log.js';
+import type { OutputCursor, OutputLog } from '../output/output-log.js';
 import type { CommandState, ProcessInfo, PromptInfo } from '../types.js';
 import { Emitter } from './emitter.js';
 
@@ -132,6 +132,8 @@ export class Command {
   end(end: CommandEnd): void {
     if (this.ended) return;
     this.log.finish();
+    // Every line is in the spill now: release its file handle (reads reopen it when they need it).
+    this.log.close(false);
     this.state = this.killRequested && end.state === 'exited' ? 'killed' : end.state;
     this.exitCode = end.exitCode;
     this.signal = end.signal;

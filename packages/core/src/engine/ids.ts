@@ -6,9 +6,9 @@ const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 /** The platform's CSPRNG (`globalThis.crypto.getRandomValues`, present in Node 20 and browsers). */
 export const cryptoRandomBytes: RandomBytes = (n) => {
   const bytes = new Uint8Array(n);
-  (globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }).crypto.getRandomValues(
-    bytes,
-  );
+  (
+    globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }
+  ).crypto.getRandomValues(bytes);
   return bytes;
 };
 

@@ -46,4 +46,15 @@ export interface AuditSink {
 }
 
 /** Programs that read commands: text typed into them is checked like `execute`. */
-export const SHELL_PROGRAMS: readonly string[] = ['bash', 'sh', 'zsh', 'dash', 'fish', 'ksh', 'mksh', 'ash', 'ssh', 'busybox'];
+export const SHELL_PROGRAMS: readonly string[] = [
+  'bash',
+  'sh',
+  'zsh',
+  'dash',
+  'fish',
+  'ksh',
+  'mksh',
+  'ash',
+  'ssh',
+  'busybox',
+];

@@ -76,7 +76,11 @@ function replaceAll(buf: Uint8Array, needle: Uint8Array, mask: Uint8Array): Uint
 
 function indexOfBytes(buf: Uint8Array, needle: Uint8Array, from: number): number {
   const first = needle[0]!;
-  for (let i = buf.indexOf(first, from); i !== -1 && i + needle.length <= buf.length; i = buf.indexOf(first, i + 1)) {
+  for (
+    let i = buf.indexOf(first, from);
+    i !== -1 && i + needle.length <= buf.length;
+    i = buf.indexOf(first, i + 1)
+  ) {
     let k = 1;
     while (k < needle.length && buf[i + k] === needle[k]) k++;
     if (k === needle.length) return i;

@@ -35,7 +35,13 @@ describe('SessionManager', () => {
     const r = await settled(clock, manager.execute({ command: 'echo hi' }));
     expect(r).toMatchObject({ session_id: 'default', output: 'hi', exit_code: 0 });
     const [s] = manager.listSessions();
-    expect(s).toMatchObject({ session_id: 'default', name: 'default', kind: 'local', state: 'idle', shell: '/bin/bash' });
+    expect(s).toMatchObject({
+      session_id: 'default',
+      name: 'default',
+      kind: 'local',
+      state: 'idle',
+      shell: '/bin/bash',
+    });
     expect(s?.command_ids).toEqual([r.command_id]);
   });
 
@@ -62,7 +68,10 @@ describe('SessionManager', () => {
     driver.script('hold', () => {});
     const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 1 }));
     expect(held.status).toBe('partial');
-    expect(manager.listSessions()[0]).toMatchObject({ state: 'busy', foreground_command_id: held.command_id });
+    expect(manager.listSessions()[0]).toMatchObject({
+      state: 'busy',
+      foreground_command_id: held.command_id,
+    });
     const iso = await settled(clock, manager.execute({ command: 'echo side' }));
     expect(iso).toMatchObject({ status: 'completed', isolated: true, output: 'side' });
     expect(iso.cwd).toBeUndefined();
@@ -99,7 +108,9 @@ describe('SessionManager', () => {
     const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     const shell = driver.shells[0]!;
     const before = shell.written.length;
-    const err = await manager.sendControl({ command_id: held.command_id, key: ['ctrl+c', 'hyper+q'] }).catch((e) => e);
+    const err = await manager
+      .sendControl({ command_id: held.command_id, key: ['ctrl+c', 'hyper+q'] })
+      .catch((e) => e);
     expect(ConchError.is(err) && err.code).toBe('INVALID_ARGUMENT');
     expect(String(err.message)).toContain('hyper+q');
     expect(shell.written.length).toBe(before);
@@ -109,7 +120,9 @@ describe('SessionManager', () => {
 
   it('rejects oversize input and empty commands', async () => {
     const { manager } = setup({ limits: { maxInputBytes: 1000 } });
-    await expect(manager.execute({ command: 'x'.repeat(2000) })).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
+    await expect(manager.execute({ command: 'x'.repeat(2000) })).rejects.toMatchObject({
+      code: 'LIMIT_REACHED',
+    });
     await expect(manager.execute({ command: '  ' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
@@ -136,7 +149,9 @@ describe('SessionManager', () => {
     }
     const kept = manager.listProcesses().processes.map((p) => p.command_id);
     expect(kept).toEqual(ids.slice(2));
-    await expect(manager.readOutput({ command_id: ids[0]! })).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND' });
+    await expect(manager.readOutput({ command_id: ids[0]! })).rejects.toMatchObject({
+      code: 'COMMAND_NOT_FOUND',
+    });
     expect((await manager.readOutput({ command_id: ids[4]! })).status).toBe('completed');
     await clock.advance(31 * 60 * 1000);
     expect(manager.listProcesses().processes).toEqual([]);
@@ -154,7 +169,10 @@ describe('SessionManager', () => {
     });
     const r = await settled(clock, manager.execute({ command: 'echo-back' }));
     expect(r.reason).toBe('awaiting_input');
-    const done = await settled(clock, manager.respond({ command_id: r.command_id, text: 'tok-123456', secret: true }));
+    const done = await settled(
+      clock,
+      manager.respond({ command_id: r.command_id, text: 'tok-123456', secret: true }),
+    );
     expect(done.output).toBe('you typed [secret]');
     const page = await manager.readOutput({ command_id: r.command_id, offset: 0, view: 'text' });
     expect(page.output).not.toContain('tok-123456');
@@ -175,13 +193,21 @@ describe('SessionManager', () => {
     const { clock, driver, manager } = setup();
     const s = await settled(clock, manager.createLocal());
     driver.script('hold', () => {});
-    const fg = await settled(clock, manager.execute({ command: 'hold', session_id: s.session_id, pause_timeout: 0 }));
-    const bg = await settled(clock, manager.execute({ command: 'hold', session_id: s.session_id, background: true }));
+    const fg = await settled(
+      clock,
+      manager.execute({ command: 'hold', session_id: s.session_id, pause_timeout: 0 }),
+    );
+    const bg = await settled(
+      clock,
+      manager.execute({ command: 'hold', session_id: s.session_id, background: true }),
+    );
     const closed = await settled(clock, manager.closeSession(s.session_id));
     expect(closed.closed).toBe(true);
     expect(closed.killed_command_ids.sort()).toEqual([fg.command_id, bg.command_id].sort());
     expect(manager.listSessions()).toEqual([]);
-    await expect(manager.readOutput({ command_id: fg.command_id })).rejects.toMatchObject({ code: 'COMMAND_NOT_FOUND' });
+    await expect(manager.readOutput({ command_id: fg.command_id })).rejects.toMatchObject({
+      code: 'COMMAND_NOT_FOUND',
+    });
   });
 
   it('denies by policy before anything runs, and checks text typed into a shell', async () => {
@@ -192,7 +218,14 @@ describe('SessionManager', () => {
         return {
           decision: bad ? 'deny' : 'allow',
           reason: bad ? 'rm is denied by rule "rm"' : 'allowed',
-          commands: [{ text: command, argv: command.split(' '), decision: bad ? 'deny' : 'allow', ...(bad ? { rule: 'rm' } : {}) }],
+          commands: [
+            {
+              text: command,
+              argv: command.split(' '),
+              decision: bad ? 'deny' : 'allow',
+              ...(bad ? { rule: 'rm' } : {}),
+            },
+          ],
         };
       },
     };
@@ -211,8 +244,13 @@ describe('SessionManager', () => {
     driver.script('subshell', (c) => c.onInput(() => {}));
     const sub = await settled(clock, manager.execute({ command: 'subshell', pause_timeout: 0 }));
     shell.foreground = 'bash';
-    await settled(clock, manager.respond({ command_id: sub.command_id, text: 'r', enter: false, pause_timeout: 0 }));
-    await expect(manager.respond({ command_id: sub.command_id, text: 'm -rf x', pause_timeout: 0 })).rejects.toMatchObject({
+    await settled(
+      clock,
+      manager.respond({ command_id: sub.command_id, text: 'r', enter: false, pause_timeout: 0 }),
+    );
+    await expect(
+      manager.respond({ command_id: sub.command_id, text: 'm -rf x', pause_timeout: 0 }),
+    ).rejects.toMatchObject({
       code: 'POLICY_DENIED',
     });
     expect(shell.written.join('')).not.toContain('m -rf x');
@@ -224,7 +262,9 @@ describe('SessionManager', () => {
     driver.script('hold', (c) => c.onInput(() => {}));
     const r = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     driver.shells[0]!.stuckWrites = true;
-    await expect(manager.respond({ command_id: r.command_id, text: 'x' })).rejects.toMatchObject({ code: 'WRITE_TIMEOUT' });
+    await expect(manager.respond({ command_id: r.command_id, text: 'x' })).rejects.toMatchObject({
+      code: 'WRITE_TIMEOUT',
+    });
   });
 
   it('reports a shell that never becomes ready', async () => {
@@ -238,7 +278,9 @@ describe('SessionManager', () => {
   it('rejects bad sizes and env names', async () => {
     const { manager } = setup();
     await expect(manager.createLocal({ cols: 5000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-    await expect(manager.createLocal({ env: { 'BAD-NAME': 'x' } })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(manager.createLocal({ env: { 'BAD-NAME': 'x' } })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 });
 

@@ -4,8 +4,8 @@
  */
 
 import type { Clock } from '../clock.js';
-import { ConchError, ErrorCode } from '../errors.js';
 import type { Driver, KillReport, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import { ConchError, ErrorCode } from '../errors.js';
 import { encodeKeys } from '../input/key-map.js';
 import { OutputLog } from '../output/output-log.js';
 import { ShellIntegration, shellKindOf } from '../shell/shell-integration.js';
@@ -19,7 +19,7 @@ import type {
   WaitOptions,
 } from '../types.js';
 import { Command, type CommandTerminal } from './command.js';
-import { type RandomBytes, cryptoRandomBytes, newCommandId, newNonce, newSessionId } from './ids.js';
+import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
 import { type AuditSink, type CommandPolicy, type PolicyDecision, SHELL_PROGRAMS } from './policy-hook.js';
 import { Session, signalFromStatus } from './session.js';
@@ -116,7 +116,15 @@ export interface KillProcessRequest {
 }
 
 /** Signals `kill_process` accepts. */
-export const KILL_SIGNALS = ['SIGTERM', 'SIGKILL', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'] as const;
+export const KILL_SIGNALS = [
+  'SIGTERM',
+  'SIGKILL',
+  'SIGINT',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+] as const;
 
 /** The engine (see the module doc). */
 export class SessionManager {
@@ -187,7 +195,10 @@ export class SessionManager {
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
     const initPath = await driver.writePrivateFile(initName, '');
     const zdotdir = undefined;
-    await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc, ...(zdotdir ? { zdotdir } : {}) }));
+    await driver.writePrivateFile(
+      initName,
+      integration.initScript({ envFile, noRc, ...(zdotdir ? { zdotdir } : {}) }),
+    );
     const launch = integration.launch(initPath, { noRc });
     const screen = this.screenFactory?.(cols, rows);
     const session = new Session({
@@ -224,10 +235,14 @@ export class SessionManager {
       screen?.dispose();
       throw ConchError.is(error)
         ? error
-        : new ConchError(ErrorCode.INVALID_ARGUMENT, `Could not start shell ${JSON.stringify(shell)}: ${String(error)}`, {
-            hint: 'Give an existing shell (bash, zsh, sh) and an existing cwd.',
-            cause: error,
-          });
+        : new ConchError(
+            ErrorCode.INVALID_ARGUMENT,
+            `Could not start shell ${JSON.stringify(shell)}: ${String(error)}`,
+            {
+              hint: 'Give an existing shell (bash, zsh, sh) and an existing cwd.',
+              cause: error,
+            },
+          );
     }
     this.sessions.set(id, session);
     try {
@@ -263,7 +278,9 @@ export class SessionManager {
     const killed: string[] = [];
     // SPEC §5: everything is gone within 5 s — a short grace, then SIGKILL.
     const graceMs = Math.min(this.defaults.killGraceS * 1000, CLOSE_GRACE_MS);
-    const live = session.commandIds.map((id) => this.commands.get(id)).filter((c): c is Command => !!c && !c.ended);
+    const live = session.commandIds
+      .map((id) => this.commands.get(id))
+      .filter((c): c is Command => !!c && !c.ended);
     await Promise.all(
       live
         .filter((c) => c.isolated)
@@ -282,7 +299,9 @@ export class SessionManager {
     this.sessions.delete(sessionId);
     for (const id of session.commandIds) this.forgetCommand(id);
     void session.driver.removePrivateFile(session.envFile).catch(() => {});
-    if (session.kind === 'ssh') await session.driver.dispose().catch(() => {});
+    // A remote host's driver (its connection) goes with the last session that uses it.
+    const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
+    if (session.kind === 'ssh' && !stillUsed) await session.driver.dispose().catch(() => {});
     return { session_id: sessionId, closed: true, killed_command_ids: killed };
   }
 
@@ -294,7 +313,9 @@ export class SessionManager {
     this.assertOpen();
     const text = this.checkInput('command', request.command);
     if (text.trim() === '') {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'command is empty.', { hint: 'Give a shell command.' });
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, 'command is empty.', {
+        hint: 'Give a shell command.',
+      });
     }
     const spec = this.waitSpec(request, false);
     const maxChars = this.maxChars(request.max_output_chars);
@@ -310,7 +331,12 @@ export class SessionManager {
     if (request.background === true) {
       const outcome = await waitForCommand(
         command,
-        { ...spec, pauseMs: this.defaults.backgroundProbeMs, totalMs: this.defaults.backgroundProbeMs, until: undefined },
+        {
+          ...spec,
+          pauseMs: this.defaults.backgroundProbeMs,
+          totalMs: this.defaults.backgroundProbeMs,
+          until: undefined,
+        },
         this.clock,
         {},
       );
@@ -512,14 +538,21 @@ export class SessionManager {
   private async resolveSession(sessionId: string | undefined): Promise<Session> {
     const id = sessionId ?? DEFAULT_SESSION_ID;
     const existing = this.sessions.get(id);
-    if (id === DEFAULT_SESSION_ID && (!existing || existing.state === 'closed' || existing.state === 'lost')) {
+    if (
+      id === DEFAULT_SESSION_ID &&
+      (!existing || existing.state === 'closed' || existing.state === 'lost')
+    ) {
       if (existing) {
         this.sessions.delete(id);
         for (const cid of existing.commandIds) this.forgetCommand(cid);
       }
       let opening = this.opening.get(id);
       if (!opening) {
-        opening = this.openSession(this.requireLocalDriver(), { kind: 'local', id, name: DEFAULT_SESSION_ID });
+        opening = this.openSession(this.requireLocalDriver(), {
+          kind: 'local',
+          id,
+          name: DEFAULT_SESSION_ID,
+        });
         this.opening.set(id, opening);
         opening.then(
           () => this.opening.delete(id),
@@ -630,7 +663,12 @@ export class SessionManager {
     return command;
   }
 
-  private async startIsolated(session: Session, text: string, cwd: string | undefined, background: boolean): Promise<Command> {
+  private async startIsolated(
+    session: Session,
+    text: string,
+    cwd: string | undefined,
+    background: boolean,
+  ): Promise<Command> {
     const id = this.uniqueCommandId();
     const launch = session.integration.isolatedLaunch({
       commandId: id,
@@ -645,7 +683,8 @@ export class SessionManager {
     let endInfo: { status: number | null; cwd: string } | undefined;
     const terminal: CommandTerminal = {
       write: (data) => {
-        if (!proc) return Promise.reject(new ConchError(ErrorCode.COMMAND_FINISHED, `Command ${id} has finished.`));
+        if (!proc)
+          return Promise.reject(new ConchError(ErrorCode.COMMAND_FINISHED, `Command ${id} has finished.`));
         return proc.write(data, this.defaults.writeDeadlineMs);
       },
       inputWaitEvidence: async () => (await proc?.inputWaitEvidence?.()) ?? 'unknown',
@@ -687,7 +726,9 @@ export class SessionManager {
       screen?.dispose();
       throw ConchError.is(error)
         ? error
-        : new ConchError(ErrorCode.INTERNAL, `Could not start an isolated command: ${String(error)}`, { cause: error });
+        : new ConchError(ErrorCode.INTERNAL, `Could not start an isolated command: ${String(error)}`, {
+            cause: error,
+          });
     }
     command.pid = proc.pid;
     this.register(session, command);
@@ -700,7 +741,11 @@ export class SessionManager {
       proc = undefined;
       running.dispose();
       // Let the screen take in the last output before it is released (it keeps that final screen).
-      if (screen) void screen.snapshot().then(() => screen.dispose(), () => screen.dispose());
+      if (screen)
+        void screen.snapshot().then(
+          () => screen.dispose(),
+          () => screen.dispose(),
+        );
       if (info.lost) {
         command.end({ state: 'lost', exitCode: null, signal: null });
       } else if (endInfo) {
@@ -716,7 +761,12 @@ export class SessionManager {
     return command;
   }
 
-  private result(command: Command, outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] }, maxChars: number, read = true): CommandResult {
+  private result(
+    command: Command,
+    outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
+    maxChars: number,
+    read = true,
+  ): CommandResult {
     const read_ = read ? command.log.readSince(command.cursor, { maxChars }) : undefined;
     if (read_) command.cursor = read_.next;
     const completed = command.ended;
@@ -748,7 +798,13 @@ export class SessionManager {
     return result;
   }
 
-  private pageResult(command: Command, offset: number, length: number, filter: RegExp | undefined, maxChars: number): CommandResult {
+  private pageResult(
+    command: Command,
+    offset: number,
+    length: number,
+    filter: RegExp | undefined,
+    maxChars: number,
+  ): CommandResult {
     const page = command.log.page({ offset, length, maxChars, ...(filter ? { filter } : {}) });
     const result = this.result(command, { reason: command.ended ? 'exited' : 'silence' }, maxChars, false);
     result.output = page.text === '' ? page.header : `${page.header}\n${page.text}`;
@@ -772,7 +828,12 @@ export class SessionManager {
 
   private checkTimeout(name: string, value: number | undefined, fallback: number): number {
     if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > this.limits.maxTimeoutS) {
+    if (
+      typeof value !== 'number' ||
+      !Number.isFinite(value) ||
+      value < 0 ||
+      value > this.limits.maxTimeoutS
+    ) {
       throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: ${JSON.stringify(value)}.`, {
         hint: `${name} is seconds, a number from 0 to ${this.limits.maxTimeoutS} (default ${fallback}).`,
       });
@@ -782,23 +843,34 @@ export class SessionManager {
 
   private compileRegex(name: string, source: string): RegExp {
     if (typeof source !== 'string' || source.length > 1000) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: a regex of at most 1000 characters is expected.`);
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid ${name}: a regex of at most 1000 characters is expected.`,
+      );
     }
     try {
       return new RegExp(source, 'm');
     } catch (error) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name} regex ${JSON.stringify(source)}: ${(error as Error).message}`, {
-        hint: 'Use JavaScript regular-expression syntax, e.g. "ready|listening on".',
-      });
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid ${name} regex ${JSON.stringify(source)}: ${(error as Error).message}`,
+        {
+          hint: 'Use JavaScript regular-expression syntax, e.g. "ready|listening on".',
+        },
+      );
     }
   }
 
   private maxChars(value: number | undefined): number {
     if (value === undefined) return Math.min(this.defaults.maxOutputChars, this.limits.maxOutputChars);
     if (!Number.isInteger(value) || value < 100 || value > this.limits.maxOutputChars) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid max_output_chars: ${JSON.stringify(value)}.`, {
-        hint: `max_output_chars is a whole number from 100 to ${this.limits.maxOutputChars} (default ${this.defaults.maxOutputChars}).`,
-      });
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid max_output_chars: ${JSON.stringify(value)}.`,
+        {
+          hint: `max_output_chars is a whole number from 100 to ${this.limits.maxOutputChars} (default ${this.defaults.maxOutputChars}).`,
+        },
+      );
     }
     return value;
   }
@@ -852,10 +924,18 @@ export class SessionManager {
     }
   }
 
-  private checkPolicy(text: string, kind: 'execute' | 'respond' | 'send_control', sessionId: string, commandId?: string): void {
+  private checkPolicy(
+    text: string,
+    kind: 'execute' | 'respond' | 'send_control',
+    sessionId: string,
+    commandId?: string,
+  ): void {
     if (!this.policy) return;
     const typed = kind !== 'execute';
-    const decision = this.policy.evaluate(text, typed ? { typed: true, historyExpansion: true } : { historyExpansion: false });
+    const decision = this.policy.evaluate(
+      text,
+      typed ? { typed: true, historyExpansion: true } : { historyExpansion: false },
+    );
     this.audit?.record({
       kind,
       session_id: sessionId,
@@ -880,13 +960,26 @@ export class SessionManager {
    * Text typed into a foreground program that is itself a shell (or ssh) is checked like `execute`:
    * partial input is collected until Enter, so a command cannot be smuggled in pieces.
    */
-  private async checkTypedInput(command: Command, text: string, enter: boolean, secret: boolean): Promise<void> {
+  private async checkTypedInput(
+    command: Command,
+    text: string,
+    enter: boolean,
+    secret: boolean,
+  ): Promise<void> {
     if (!this.policy?.active) return;
     if (secret) return;
     const program = await command.terminal.foregroundProgram();
-    const isShell = program !== undefined && SHELL_PROGRAMS.includes(program.replace(/^-/, '').split('/').pop() ?? '');
+    const isShell =
+      program !== undefined && SHELL_PROGRAMS.includes(program.replace(/^-/, '').split('/').pop() ?? '');
     if (!isShell) {
-      this.audit?.record({ kind: 'respond', session_id: command.sessionId, command_id: command.id, input: text, decision: 'allow', reason: `typed into ${program ?? 'a program'} (not a shell)` });
+      this.audit?.record({
+        kind: 'respond',
+        session_id: command.sessionId,
+        command_id: command.id,
+        input: text,
+        decision: 'allow',
+        reason: `typed into ${program ?? 'a program'} (not a shell)`,
+      });
       return;
     }
     const line = command.pendingShellInput + text;
@@ -915,7 +1008,9 @@ export class SessionManager {
   /** Drops finished commands older than the retention time or beyond the newest N finished. */
   private prune(): void {
     const now = this.clock.now();
-    const finished = [...this.commands.values()].filter((c) => c.ended).sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
+    const finished = [...this.commands.values()]
+      .filter((c) => c.ended)
+      .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
     finished.forEach((c, index) => {
       if (index >= this.limits.retainFinished || now - (c.endedAt ?? now) > this.limits.retainMs) {
         this.forgetCommand(c.id);

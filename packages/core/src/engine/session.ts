@@ -5,10 +5,18 @@
  */
 
 import type { Clock } from '../clock.js';
+import type {
+  Disposable,
+  Driver,
+  ExitInfo,
+  ScreenRenderer,
+  ScreenSnapshot,
+  ShellKind,
+  TerminalProcess,
+} from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
-import type { Disposable, Driver, ExitInfo, ScreenRenderer, ScreenSnapshot, ShellKind, TerminalProcess } from '../driver.js';
 import type { ShellMarker } from '../shell/marker-parser.js';
-import { SCRIPT_PLACEHOLDER, shellQuote, type ShellIntegration } from '../shell/shell-integration.js';
+import { SCRIPT_PLACEHOLDER, type ShellIntegration, shellQuote } from '../shell/shell-integration.js';
 import type { SessionInfo, SessionState } from '../types.js';
 import type { Command } from './command.js';
 import { TerminalStream } from './terminal-stream.js';
@@ -37,10 +45,34 @@ export interface SessionInit {
 
 /** Signal names by number (Linux), for statuses above 128. */
 export const SIGNAL_NAMES: Record<number, string> = {
-  1: 'SIGHUP', 2: 'SIGINT', 3: 'SIGQUIT', 4: 'SIGILL', 5: 'SIGTRAP', 6: 'SIGABRT', 7: 'SIGBUS', 8: 'SIGFPE',
-  9: 'SIGKILL', 10: 'SIGUSR1', 11: 'SIGSEGV', 12: 'SIGUSR2', 13: 'SIGPIPE', 14: 'SIGALRM', 15: 'SIGTERM',
-  17: 'SIGCHLD', 18: 'SIGCONT', 19: 'SIGSTOP', 20: 'SIGTSTP', 21: 'SIGTTIN', 22: 'SIGTTOU', 24: 'SIGXCPU',
-  25: 'SIGXFSZ', 26: 'SIGVTALRM', 27: 'SIGPROF', 28: 'SIGWINCH', 29: 'SIGIO', 31: 'SIGSYS',
+  1: 'SIGHUP',
+  2: 'SIGINT',
+  3: 'SIGQUIT',
+  4: 'SIGILL',
+  5: 'SIGTRAP',
+  6: 'SIGABRT',
+  7: 'SIGBUS',
+  8: 'SIGFPE',
+  9: 'SIGKILL',
+  10: 'SIGUSR1',
+  11: 'SIGSEGV',
+  12: 'SIGUSR2',
+  13: 'SIGPIPE',
+  14: 'SIGALRM',
+  15: 'SIGTERM',
+  17: 'SIGCHLD',
+  18: 'SIGCONT',
+  19: 'SIGSTOP',
+  20: 'SIGTSTP',
+  21: 'SIGTTIN',
+  22: 'SIGTTOU',
+  24: 'SIGXCPU',
+  25: 'SIGXFSZ',
+  26: 'SIGVTALRM',
+  27: 'SIGPROF',
+  28: 'SIGWINCH',
+  29: 'SIGIO',
+  31: 'SIGSYS',
 };
 
 /** The signal a shell exit status above 128 stands for, else null. */
@@ -157,7 +189,10 @@ export class Session {
       const encoded = this.integration.encodeForeground(command.id, command.text, cwd);
       let line = encoded.line;
       if (encoded.script !== undefined) {
-        this.foregroundScript = await this.driver.writePrivateFile(`${this.id}/${command.id}.sh`, encoded.script);
+        this.foregroundScript = await this.driver.writePrivateFile(
+          `${this.id}/${command.id}.sh`,
+          encoded.script,
+        );
         line = line.replace(SCRIPT_PLACEHOLDER, shellQuote(this.foregroundScript));
       }
       await this.proc.write(`${line}\r`, this.writeDeadlineMs);
@@ -173,7 +208,8 @@ export class Session {
 
   /** Writes input to the shell's terminal (for the foreground command). */
   write(data: string | Uint8Array): Promise<void> {
-    if (!this.proc) return Promise.reject(new ConchError(ErrorCode.SESSION_CLOSED, `Session ${this.id} is closed.`));
+    if (!this.proc)
+      return Promise.reject(new ConchError(ErrorCode.SESSION_CLOSED, `Session ${this.id} is closed.`));
     this.touch();
     return this.proc.write(data, this.writeDeadlineMs);
   }
@@ -229,7 +265,12 @@ export class Session {
     }
     this.cwd = marker.cwd;
     this.finishForeground();
-    fg.end({ state: 'exited', exitCode: marker.status, signal: signalFromStatus(marker.status), cwd: marker.cwd });
+    fg.end({
+      state: 'exited',
+      exitCode: marker.status,
+      signal: signalFromStatus(marker.status),
+      cwd: marker.cwd,
+    });
     if (this.state === 'busy') this.state = 'idle';
   }
 
@@ -259,9 +300,13 @@ export class Session {
       signal: info.signal,
     });
     this.failReady(
-      new ConchError(ErrorCode.INTERNAL, `The shell ${this.shell} exited during start-up (code ${info.exitCode}).`, {
-        data: { output: this.startupOutput.slice(-500) },
-      }),
+      new ConchError(
+        ErrorCode.INTERNAL,
+        `The shell ${this.shell} exited during start-up (code ${info.exitCode}).`,
+        {
+          data: { output: this.startupOutput.slice(-500) },
+        },
+      ),
     );
     this.release();
   }

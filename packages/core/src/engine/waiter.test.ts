@@ -2,7 +2,6 @@
  * SPEC §3, rule by rule, with the fake clock and the fake driver: exact and instant.
  */
 import { describe, expect, it } from 'vitest';
-import type { CommandResult } from '../types.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { FakeDriver } from '../testing/fake-driver.js';
 import { SessionManager } from './session-manager.js';
@@ -47,7 +46,13 @@ describe('Waiter (SPEC §3)', () => {
     const r = track(manager.execute({ command: 'quick' }));
     await clock.advance(0);
     expect(r.done).toBe(true);
-    expect(r.value).toMatchObject({ status: 'completed', reason: 'exited', exit_code: 0, output: 'one\ntwo', duration_ms: 0 });
+    expect(r.value).toMatchObject({
+      status: 'completed',
+      reason: 'exited',
+      exit_code: 0,
+      output: 'one\ntwo',
+      duration_ms: 0,
+    });
   });
 
   it('silence: a silent command returns by pause_timeout, however small total_timeout is', async () => {
@@ -59,7 +64,12 @@ describe('Waiter (SPEC §3)', () => {
     expect(r.done).toBe(false);
     await clock.advance(1);
     expect(r.done).toBe(true);
-    expect(r.value).toMatchObject({ status: 'partial', reason: 'silence', state: 'running', duration_ms: 2000 });
+    expect(r.value).toMatchObject({
+      status: 'partial',
+      reason: 'silence',
+      state: 'running',
+      duration_ms: 2000,
+    });
   });
 
   it('raising total_timeout does not lengthen a silent wait', async () => {
@@ -209,7 +219,9 @@ describe('Waiter (SPEC §3)', () => {
     await clock.advance(1);
     expect(r.value).toMatchObject({ reason: 'until_matched', status: 'partial' });
     // A match in output already returned does not count again.
-    const again = track(manager.readOutput({ command_id: r.value!.command_id, until: 'listening', pause_timeout: 1 }));
+    const again = track(
+      manager.readOutput({ command_id: r.value!.command_id, until: 'listening', pause_timeout: 1 }),
+    );
     await clock.advance(1000);
     expect(again.value?.reason).toBe('silence');
   });
@@ -250,7 +262,12 @@ describe('Waiter (SPEC §3)', () => {
     await clock.advance(299);
     expect(r.done).toBe(false);
     await clock.advance(1);
-    expect(r.value).toMatchObject({ status: 'partial', reason: 'background', isolated: true, output: 'started' });
+    expect(r.value).toMatchObject({
+      status: 'partial',
+      reason: 'background',
+      isolated: true,
+      output: 'started',
+    });
     const quick = track(manager.execute({ command: 'echo done', background: true }));
     await clock.advance(0);
     expect(quick.value).toMatchObject({ status: 'completed', reason: 'exited', output: 'done' });
@@ -288,17 +305,22 @@ describe('Waiter (SPEC §3)', () => {
       code: 'INVALID_ARGUMENT',
       hint: expect.stringContaining('0 to 3600'),
     });
-    await expect(manager.execute({ command: 'true', until: '(' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(manager.execute({ command: 'true', until: '(' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
   });
 });
-
-export type { CommandResult };
 
 describe('decideAwaiting (kernel evidence × classifier)', () => {
   it('trusts a blocked terminal read, labelling it by the prompt or the last line', async () => {
     const { decideAwaiting } = await import('./waiter.js');
-    expect(decideAwaiting('blocked_read', undefined, 'Enter value')).toEqual({ kind: 'text', text: 'Enter value' });
-    expect(decideAwaiting('blocked_read', { kind: 'password', text: 'Password:' }, 'x')?.kind).toBe('password');
+    expect(decideAwaiting('blocked_read', undefined, 'Enter value')).toEqual({
+      kind: 'text',
+      text: 'Enter value',
+    });
+    expect(decideAwaiting('blocked_read', { kind: 'password', text: 'Password:' }, 'x')?.kind).toBe(
+      'password',
+    );
   });
 
   it('needs more than a poll: a prompt, a pager or REPL program, or a full-screen app', async () => {

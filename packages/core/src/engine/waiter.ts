@@ -169,7 +169,20 @@ export function waitForCommand(
 /** Programs that are pagers: waiting in one is a `pager` prompt whatever its status line says. */
 const PAGERS = new Set(['less', 'more', 'most', 'pg', 'man']);
 /** Interactive interpreters: waiting in one without a recognised prompt is a `repl` prompt. */
-const REPLS = new Set(['python', 'python3', 'node', 'irb', 'psql', 'mysql', 'sqlite3', 'ghci', 'lua', 'R', 'gdb', 'redis-cli']);
+const REPLS = new Set([
+  'python',
+  'python3',
+  'node',
+  'irb',
+  'psql',
+  'mysql',
+  'sqlite3',
+  'ghci',
+  'lua',
+  'R',
+  'gdb',
+  'redis-cli',
+]);
 
 /** What else is known about the terminal when deciding (see {@link decideAwaiting}). */
 export interface AwaitingContext {
@@ -193,9 +206,11 @@ export function decideAwaiting(
 ): PromptInfo | undefined {
   const program = context.program?.replace(/^-/, '');
   if (evidence === 'blocked_read' || evidence === 'polling') {
-    if (program !== undefined && PAGERS.has(program)) return { kind: 'pager', text: prompt?.text ?? lastLine };
+    if (program !== undefined && PAGERS.has(program))
+      return { kind: 'pager', text: prompt?.text ?? lastLine };
     if (prompt) return prompt;
-    if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, ''))) return { kind: 'repl', text: lastLine };
+    if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, '')))
+      return { kind: 'repl', text: lastLine };
     if (evidence === 'blocked_read' || context.fullScreen) return { kind: 'text', text: lastLine };
     return undefined;
   }

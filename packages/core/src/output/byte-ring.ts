@@ -1,14 +1,20 @@
+/** Initial size of a ring's buffer. */
+const INITIAL_BYTES = 4096;
+
 /**
  * The newest bytes of a stream in a fixed-size circular buffer, addressed by absolute byte offsets
  * (0 = the first byte ever pushed). Used for the "raw" view.
  */
 export class ByteRing {
-  private readonly buffer: Uint8Array;
+  /** Grows by doubling up to `capacity`, so a command with little output costs little memory. */
+  private buffer: Uint8Array;
+  private readonly capacity: number;
   private total = 0;
 
   /** Creates a ring keeping the last `capacity` bytes (at least 1). */
   constructor(capacity: number) {
-    this.buffer = new Uint8Array(Math.max(1, Math.floor(capacity)));
+    this.capacity = Math.max(1, Math.floor(capacity));
+    this.buffer = new Uint8Array(Math.min(this.capacity, INITIAL_BYTES));
   }
 
   /** Number of bytes ever pushed (absolute offset of the next byte). */
@@ -23,6 +29,7 @@ export class ByteRing {
 
   /** Appends bytes; only the last `capacity` bytes of a huge chunk are kept. */
   push(chunk: Uint8Array): void {
+    this.grow(this.total + chunk.length);
     const cap = this.buffer.length;
     const data = chunk.length > cap ? chunk.subarray(chunk.length - cap) : chunk;
     let pos = (this.total + (chunk.length - data.length)) % cap;
@@ -34,6 +41,19 @@ export class ByteRing {
       pos = (pos + n) % cap;
     }
     this.total += chunk.length;
+  }
+
+  /**
+   * Makes room for `needed` bytes in total, up to the capacity. Growth happens only before the ring first
+   * wraps (while every byte ever pushed is still kept, in order from index 0), so a plain copy suffices.
+   */
+  private grow(needed: number): void {
+    if (needed <= this.buffer.length || this.buffer.length >= this.capacity) return;
+    let size = this.buffer.length;
+    while (size < needed && size < this.capacity) size *= 2;
+    const next = new Uint8Array(Math.min(size, this.capacity));
+    next.set(this.buffer.subarray(0, this.total));
+    this.buffer = next;
   }
 
   /** Copies the kept bytes from absolute offset `from` (clamped to what is kept) to the end. */

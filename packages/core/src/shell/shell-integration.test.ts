@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decodeAnsiC } from '../testing/fake-driver.js';
-import { MAX_TYPED_LINE, ShellIntegration, ansiCQuote, shellKindOf, shellQuote } from './shell-integration.js';
+import {
+  ansiCQuote,
+  MAX_TYPED_LINE,
+  ShellIntegration,
+  shellKindOf,
+  shellQuote,
+} from './shell-integration.js';
 
 const NONCE = 'abcdefgh12345678';
 
@@ -56,13 +62,28 @@ describe('ShellIntegration', () => {
   });
 
   it('launches each shell so that it sources the init script', () => {
-    expect(bash.launch('/p/init.sh', { noRc: false }).args).toEqual(['--noprofile', '--rcfile', '/p/init.sh', '-i']);
-    expect(new ShellIntegration('sh', NONCE).launch('/p/init.sh', { noRc: false }).env).toEqual({ ENV: '/p/init.sh' });
-    expect(new ShellIntegration('zsh', NONCE).launch('/p/s/.zshrc', { noRc: false }).env).toEqual({ ZDOTDIR: '/p/s' });
+    expect(bash.launch('/p/init.sh', { noRc: false }).args).toEqual([
+      '--noprofile',
+      '--rcfile',
+      '/p/init.sh',
+      '-i',
+    ]);
+    expect(new ShellIntegration('sh', NONCE).launch('/p/init.sh', { noRc: false }).env).toEqual({
+      ENV: '/p/init.sh',
+    });
+    expect(new ShellIntegration('zsh', NONCE).launch('/p/s/.zshrc', { noRc: false }).env).toEqual({
+      ZDOTDIR: '/p/s',
+    });
   });
 
   it('builds the isolated wrapper with the text as a brace group argument', () => {
-    const l = bash.isolatedLaunch({ commandId: 'c_9', text: 'echo hi', cwd: '/tmp', envFile: '/p/env', shell: '/bin/bash' });
+    const l = bash.isolatedLaunch({
+      commandId: 'c_9',
+      text: 'echo hi',
+      cwd: '/tmp',
+      envFile: '/p/env',
+      shell: '/bin/bash',
+    });
     expect(l.file).toBe('/bin/bash');
     expect(l.args.slice(-5)).toEqual(['conch', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
     expect(l.args.join(' ')).toContain(NONCE);

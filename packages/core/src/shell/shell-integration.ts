@@ -194,7 +194,14 @@ export class ShellIntegration {
     const args = this.kind === 'bash' ? ['--norc', '--noprofile', '-c', wrapper] : ['-c', wrapper];
     return {
       file,
-      args: [...args, 'conch', options.envFile ?? '', options.cwd ?? '', `{ ${options.text}\n}`, options.commandId],
+      args: [
+        ...args,
+        'conch',
+        options.envFile ?? '',
+        options.cwd ?? '',
+        `{ ${options.text}\n}`,
+        options.commandId,
+      ],
     };
   }
 }

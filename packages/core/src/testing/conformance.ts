@@ -6,9 +6,9 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRealClock } from '../clock.js';
-import { ConchError } from '../errors.js';
 import type { Driver, ScreenFactory, SpillStore } from '../driver.js';
 import { SessionManager } from '../engine/session-manager.js';
+import { ConchError } from '../errors.js';
 import type { CommandResult } from '../types.js';
 
 /** What a driver package provides to the suite. */
@@ -147,7 +147,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       });
       expect(r.status).toBe('partial');
       expect(r.reason).toBe('total_timeout');
-      const rest = await manager.readOutput({ command_id: r.command_id, pause_timeout: 10, total_timeout: 60 });
+      const rest = await manager.readOutput({
+        command_id: r.command_id,
+        pause_timeout: 10,
+        total_timeout: 60,
+      });
       expect(rest.status).toBe('completed');
       expect(`${r.output}\n${rest.output}`).toContain('tick 60');
     });
@@ -160,7 +164,7 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     });
 
     it('detects a password prompt, takes a secret answer, and never shows it', async () => {
-      const r = await run("read -s -p 'Password: ' pw; echo; echo \"got ${#pw} chars\"");
+      const r = await run('read -s -p \'Password: \' pw; echo; echo "got ${#pw} chars"');
       expect(r.status).toBe('partial');
       expect(r.reason).toBe('awaiting_input');
       expect(r.prompt?.kind).toBe('password');
@@ -209,7 +213,9 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       const seq = await run('seq 1 20000', { pause_timeout: 20, total_timeout: 120 });
       expect(seq.status).toBe('completed');
       const page = await manager.readOutput({ command_id: seq.command_id, offset: 19990, length: 10 });
-      expect(page.output.split('\n').slice(1)).toEqual(Array.from({ length: 10 }, (_, i) => String(19991 + i)));
+      expect(page.output.split('\n').slice(1)).toEqual(
+        Array.from({ length: 10 }, (_, i) => String(19991 + i)),
+      );
       expect(page.page?.total_lines).toBe(20000);
     });
 

@@ -6,7 +6,6 @@
  */
 
 import type { Clock } from '../clock.js';
-import { ConchError, ErrorCode } from '../errors.js';
 import type {
   Disposable,
   Driver,
@@ -17,6 +16,7 @@ import type {
   SpawnOptions,
   TerminalProcess,
 } from '../driver.js';
+import { ConchError, ErrorCode } from '../errors.js';
 import { MARKER_OSC } from '../shell/shell-integration.js';
 
 /** What a scripted command can do. */
@@ -151,7 +151,10 @@ class FakeProcess implements TerminalProcess {
   async write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
     if (this.exited) throw new ConchError(ErrorCode.COMMAND_FINISHED, 'exited');
     if (this.stuckWrites) {
-      throw new ConchError(ErrorCode.WRITE_TIMEOUT, `The terminal did not accept input within ${deadlineMs} ms.`);
+      throw new ConchError(
+        ErrorCode.WRITE_TIMEOUT,
+        `The terminal did not accept input within ${deadlineMs} ms.`,
+      );
     }
     const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
     this.written.push(text);
@@ -254,7 +257,7 @@ export class FakeDriver implements Driver {
 
   async spawn(options: SpawnOptions): Promise<TerminalProcess> {
     const wrapper = options.args.find((a) => a.includes(`${MARKER_OSC};%s;S`)) ?? '';
-    const nonce = new RegExp(`%s\\\\007' ([A-Za-z0-9]+) "\\$4"`).exec(wrapper)?.[1] ?? '';
+    const nonce = /%s\\007' ([A-Za-z0-9]+) "\$4"/.exec(wrapper)?.[1] ?? '';
     const n = options.args.length;
     const id = options.args[n - 1]!;
     const text = unwrap(options.args[n - 2]!).text;
@@ -272,7 +275,13 @@ export class FakeDriver implements Driver {
     return proc;
   }
 
-  private run(proc: FakeProcess, text: string, cwd: string, isolated: boolean, done: (status: number, cwd?: string) => void): void {
+  private run(
+    proc: FakeProcess,
+    text: string,
+    cwd: string,
+    isolated: boolean,
+    done: (status: number, cwd?: string) => void,
+  ): void {
     let finished = false;
     const ctx: FakeCommandContext = {
       text,

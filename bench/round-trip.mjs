@@ -1,0 +1,313 @@
+// Round trip of a trivial command through conch's engine on a persistent local session, side by side
+// with the no-session alternatives (a fresh `bash -c CMD` per command via node-pty and via
+// child_process) and with the floor (a live bash in node-pty answering with a prompt marker: what a
+// persistent session costs before any engine work). Also conch's isolated path (execute while the
+// session is busy: a new PTY per command) and the background start.
+//
+// Usage: node round-trip.mjs   (needs the built @conch/core, @conch/pty and @conch/node; `pnpm bench`
+// builds them). Each case is capped in samples and time; everything started is killed at the end.
+
+import { fork } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRealClock, SessionManager } from '@conch/core';
+import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { createLocalDriver } from '@conch/pty';
+import {
+  BENCH_DIR,
+  killTree,
+  leakCheck,
+  ms,
+  procStatusBytes,
+  ratio,
+  sample,
+  sampleInterleaved,
+  saveSection,
+  stats,
+  table,
+  tempDir,
+  withCap,
+} from './lib.mjs';
+
+const BASH = '/bin/bash';
+const COMMANDS = ['true', '/bin/true', 'echo hi'];
+const CASE_MS = 6_000;
+const MAX_ROUNDS = 300;
+const TOTAL_CAP_MS = 150_000;
+
+const work = tempDir('conch-bench-rt-');
+const cwd = work.dir;
+
+// ------------------------------------------------------------------------------------------------
+// Alternatives run in a clean worker process (alt-worker.mjs), which times them itself: a process
+// that holds conch's engine state (retained commands with open spill files, timers) spawns slower.
+
+const worker = fork(join(BENCH_DIR, 'alt-worker.mjs'), [], {
+  cwd,
+  env: { ...process.env, BENCH_CWD: cwd },
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+});
+const pending = new Map();
+let nextId = 1;
+worker.on('message', (m) => {
+  const p = pending.get(m.id);
+  pending.delete(m.id);
+  if (m.error) p?.reject(new Error(m.error));
+  else p?.resolve(m.ms);
+});
+worker.on('exit', () => {
+  for (const p of pending.values()) p.reject(new Error('the worker exited'));
+  pending.clear();
+});
+function alt(kind, cmd) {
+  return withCap(
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, { resolve, reject });
+      worker.send({ id, kind, cmd });
+    }),
+    30_000,
+    `${kind} ${cmd}`,
+  );
+}
+
+// ------------------------------------------------------------------------------------------------
+
+const spill = new FileSpillStore({ dir: `${cwd}/spill` });
+const driver = createLocalDriver({ tmpDir: cwd });
+const manager = new SessionManager({
+  clock: createRealClock(),
+  localDriver: driver,
+  spill,
+  screen: createXtermScreen,
+  defaults: { shell: BASH, cwd },
+});
+
+function expectCompleted(r, cmd) {
+  if (r.status !== 'completed' || r.exit_code !== 0) {
+    const { output, ...rest } = r;
+    throw new Error(
+      `conch: ${cmd} → ${JSON.stringify(rest)}; output ${JSON.stringify(output.slice(0, 300))}; sessions ${JSON.stringify(manager.listSessions())}`,
+    );
+  }
+  return r;
+}
+
+// A session of its own (random id) rather than "default": conch kills escaped processes by their
+// CONCH_SESSION_ID when a session closes, and every conch engine's default session has the same id.
+let sessionId;
+const conchRun = async (cmd) => {
+  expectCompleted(await manager.execute({ command: cmd, session_id: sessionId }), cmd);
+};
+
+async function main() {
+  const results = { commands: {}, extra: {}, rssMb: {} };
+  const rss = (label) => {
+    results.rssMb[label] = Math.round((procStatusBytes('self', 'VmRSS') ?? 0) / 1e6);
+  };
+  rss('before');
+
+  // Session start: open a session and run a first command in it.
+  const t0 = performance.now();
+  sessionId = (await manager.createLocal({ shell: BASH, cwd })).session_id;
+  const first = await manager.execute({ command: 'echo hi', session_id: sessionId });
+  const sessionStartMs = performance.now() - t0;
+  expectCompleted(first, 'echo hi');
+  if (!first.output.includes('hi'))
+    throw new Error(`conch: echo hi returned ${JSON.stringify(first.output)}`);
+
+  for (const cmd of COMMANDS) {
+    const s = await sampleInterleaved(
+      {
+        conch: () => conchRun(cmd),
+        liveBashFloor: () => alt('liveBash', cmd),
+        nodePtySpawn: () => alt('nodePtySpawn', cmd),
+        childProcessSpawn: () => alt('childProcessSpawn', cmd),
+      },
+      { warmup: 10, maxRounds: MAX_ROUNDS, maxMs: CASE_MS * 2 },
+    );
+    results.commands[cmd] = Object.fromEntries(Object.entries(s).map(([k, v]) => [k, stats(v)]));
+  }
+
+  rss('after foreground commands');
+  // Isolated path: the session is busy with a foreground command, so each execute gets its own PTY.
+  const busy = await manager.execute({
+    command: 'sleep 120',
+    session_id: sessionId,
+    pause_timeout: 0.2,
+    total_timeout: 1,
+  });
+  if (busy.status !== 'partial') throw new Error(`conch: sleep 120 returned ${busy.status} (${busy.reason})`);
+  try {
+    const isolated = [];
+    let sawIsolated = false;
+    const samples = await sample(
+      async () => {
+        const r = expectCompleted(
+          await manager.execute({ command: 'true', session_id: sessionId }),
+          'true (isolated)',
+        );
+        if (r.isolated) sawIsolated = true;
+        isolated.push(r);
+      },
+      { warmup: 3, maxSamples: 100, maxMs: CASE_MS },
+    );
+    if (!sawIsolated) throw new Error('conch: execute while busy did not take the isolated path');
+    results.extra.isolatedTrue = stats(samples);
+  } finally {
+    await manager.killProcess({ command_id: busy.command_id, signal: 'SIGKILL' });
+  }
+
+  rss('after isolated commands');
+  // Background start: a command that exits at once, and one that keeps running (returns after the probe).
+  results.extra.backgroundTrue = stats(
+    await sample(
+      async () => {
+        const r = await manager.execute({ command: 'true', session_id: sessionId, background: true });
+        if (r.exit_code !== 0 && r.reason !== 'background')
+          throw new Error(`conch: background true → ${r.reason}`);
+      },
+      { warmup: 2, maxSamples: 40, maxMs: CASE_MS },
+    ),
+  );
+  const sleepers = [];
+  results.extra.backgroundSleep = stats(
+    await sample(
+      async () => {
+        const r = await manager.execute({ command: 'sleep 120', session_id: sessionId, background: true });
+        sleepers.push(r.command_id);
+        if (r.reason !== 'background') throw new Error(`conch: background sleep → ${r.reason}`);
+      },
+      { warmup: 1, maxSamples: 8, minSamples: 3, maxMs: CASE_MS },
+    ),
+  );
+  for (const id of sleepers) await manager.killProcess({ command_id: id, signal: 'SIGKILL' });
+  rss('after background commands');
+
+  // ----------------------------------------------------------------------------------------------
+  // Report
+  const rows = [];
+  for (const cmd of COMMANDS) {
+    const r = results.commands[cmd];
+    rows.push([
+      cmd,
+      `${ms(r.conch.median)} / ${ms(r.conch.p90)}`,
+      `${ms(r.liveBashFloor.median)} / ${ms(r.liveBashFloor.p90)}`,
+      `${ms(r.nodePtySpawn.median)} / ${ms(r.nodePtySpawn.p90)}`,
+      `${ms(r.childProcessSpawn.median)} / ${ms(r.childProcessSpawn.p90)}`,
+      ratio(r.conch.median, r.nodePtySpawn.median),
+      ratio(r.conch.median, r.childProcessSpawn.median),
+      ratio(r.conch.median, r.liveBashFloor.median),
+      r.conch.n,
+    ]);
+  }
+  console.log(
+    `\nRound trip of a trivial command, ms (median / p90); ratios are of medians, conch / alternative (< 1 = conch faster)\n`,
+  );
+  console.log(
+    table(
+      [
+        'command',
+        'conch session',
+        'live bash (floor)',
+        'node-pty bash -c',
+        'child_process bash -c',
+        'conch/node-pty',
+        'conch/child_proc',
+        'conch/floor',
+        'n',
+      ],
+      rows,
+    ),
+  );
+  const npt = results.commands.true.nodePtySpawn.median;
+  const cps = results.commands.true.childProcessSpawn.median;
+  const x = results.extra;
+  console.log(`\nOther conch paths, ms (median / p90); ratios vs spawning \`bash -c true\`\n`);
+  console.log(
+    table(
+      ['case', 'conch', 'vs node-pty spawn', 'vs child_process spawn', 'n'],
+      [
+        [
+          'session start (create_local + first echo hi)',
+          ms(sessionStartMs),
+          ratio(sessionStartMs, npt),
+          ratio(sessionStartMs, cps),
+          1,
+        ],
+        [
+          'isolated `true` (session busy)',
+          `${ms(x.isolatedTrue.median)} / ${ms(x.isolatedTrue.p90)}`,
+          ratio(x.isolatedTrue.median, npt),
+          ratio(x.isolatedTrue.median, cps),
+          x.isolatedTrue.n,
+        ],
+        [
+          'background `true`',
+          `${ms(x.backgroundTrue.median)} / ${ms(x.backgroundTrue.p90)}`,
+          ratio(x.backgroundTrue.median, npt),
+          ratio(x.backgroundTrue.median, cps),
+          x.backgroundTrue.n,
+        ],
+        [
+          'background `sleep 120` (returns after probe)',
+          `${ms(x.backgroundSleep.median)} / ${ms(x.backgroundSleep.p90)}`,
+          '-',
+          '-',
+          x.backgroundSleep.n,
+        ],
+      ],
+    ),
+  );
+  console.log(`\n(conch probe for background commands: ${manager.defaults.backgroundProbeMs} ms)`);
+  const fds = (() => {
+    try {
+      return readdirSync('/proc/self/fd').length;
+    } catch {
+      return undefined;
+    }
+  })();
+  const phases = Object.entries(results.rssMb)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  console.log(
+    `(RSS of this process, MB: ${phases}; ${fds} open fds at the end, ${manager.listProcesses({ include_finished: true }).processes.length} commands retained)`,
+  );
+  results.openFds = fds;
+  results.sessionStartMs = sessionStartMs;
+  results.backgroundProbeMs = manager.defaults.backgroundProbeMs;
+  return results;
+}
+
+let results;
+let failure;
+try {
+  results = await withCap(main(), TOTAL_CAP_MS, 'round-trip benchmark');
+} catch (error) {
+  failure = error;
+}
+await withCap(manager.shutdown(), 15_000, 'conch shutdown').catch((e) => console.error(String(e)));
+await driver.dispose().catch(() => undefined);
+spill.dispose();
+await withCap(alt('close', ''), 5000, 'worker close').catch(() => undefined);
+if (worker.pid) killTree(worker.pid);
+const leaks = leakCheck([process.pid, worker.pid]);
+work.remove();
+if (leaks.ours.length > 0) {
+  console.log(
+    `\nLEAK: ${leaks.ours.length} process(es) with CONCH_SESSION_ID survived and were killed: ${leaks.ours.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`,
+  );
+} else {
+  console.log(
+    `\nNo leftover processes with CONCH_SESSION_ID from this run${leaks.others > 0 ? ` (${leaks.others} belong to other conch servers on this machine)` : ''}.`,
+  );
+}
+if (results) saveSection('roundTrip', { ...results, leaks: leaks.ours.length });
+if (failure) {
+  console.error(`round-trip failed: ${failure instanceof Error ? failure.stack : String(failure)}`);
+  process.exitCode = 1;
+} else if (leaks.ours.length > 0) {
+  process.exitCode = 1;
+}
+// node-pty handles may keep the loop alive; everything we started has been killed.
+setTimeout(() => process.exit(), 200).unref();
