@@ -4,6 +4,7 @@
  */
 
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS } from '@conch/core';
+import { HOST_KEY_POLICIES } from '@conch/ssh';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';
@@ -22,6 +23,27 @@ function intOption(min: number) {
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
+}
+
+/** A comma-separated list of choices, e.g. `strict,ask`. */
+function choiceList(name: string, valid: readonly string[]) {
+  return (value: string): string[] => {
+    const items = value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== '');
+    if (items.length === 0) {
+      throw new InvalidArgumentError(`expected a comma-separated list of ${valid.join(', ')}.`);
+    }
+    for (const item of items) {
+      if (!valid.includes(item)) {
+        throw new InvalidArgumentError(
+          `unknown ${name} ${JSON.stringify(item)}; valid: ${valid.join(', ')}.`,
+        );
+      }
+    }
+    return [...new Set(items)];
+  };
 }
 
 function choice(name: string, valid: readonly string[]) {
@@ -88,6 +110,11 @@ export function buildProgram(version: string): Command {
       'append one JSON line per command and decision to this file (secrets are never written)',
     )
     .option(
+      '--ssh-host-key-policies <list>',
+      `host key policies connect_ssh may use, comma-separated (of ${HOST_KEY_POLICIES.join(', ')}; default: all), e.g. "strict,ask" to forbid accept-new and insecure`,
+      choiceList('host key policy', HOST_KEY_POLICIES),
+    )
+    .option(
       '--log-level <level>',
       `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
       choice('log level', LOG_LEVELS),
@@ -142,5 +169,6 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   if (Array.isArray(o.deny)) settings.deny = o.deny as string[];
   assign('auditLog', str('auditLog'));
   assign('policyFile', str('policyFile'));
+  if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
   return { kind: 'run', settings };
 }

@@ -11,13 +11,14 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
 import {
-  type PolicyConfig,
-  RuleSchema,
   loadPolicyConfigFile,
   mergePolicyConfigs,
+  type PolicyConfig,
   policyConfigFromFlags,
   policyConfigFromGeminiSettings,
+  RuleSchema,
 } from '@conch/policy';
+import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh';
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profiles.js';
@@ -49,6 +50,16 @@ export interface CliSettings {
   /** A policy file: conch.config.json-style `{policy}`, `{allow, deny}`, or Gemini/Ollama `{tools}` settings. */
   policyFile?: string;
   auditLog?: string;
+  /** `--ssh-host-key-policies`: the host key policies `connect_ssh` may use (replaces the file's list). */
+  sshHostKeyPolicies?: string[];
+}
+
+/** What the operator lets agents do with `connect_ssh`. */
+export interface SshSettings {
+  /** Host key policies an agent may choose (others are INVALID_ARGUMENT). */
+  allowedHostKeyPolicies: HostKeyPolicy[];
+  /** The policy of calls that give none. Always one of `allowedHostKeyPolicies`. */
+  defaultHostKeyPolicy: HostKeyPolicy;
 }
 
 /** The fully resolved configuration of one server. */
@@ -78,6 +89,8 @@ export interface ResolvedConfig {
   auditLog: string | undefined;
   /** The config file that was loaded, if any. */
   configPath: string | undefined;
+  /** `connect_ssh` settings. */
+  ssh: SshSettings;
 }
 
 const positiveInt = (what: string) =>
@@ -107,8 +120,18 @@ export const ConfigFileSchema = z.strictObject({
     })
     .optional(),
   /** Gemini CLI / Ollama Code style: `core: ["run_shell_command(git)"]`, `exclude: [...]`. */
-  tools: z.looseObject({ core: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() }).optional(),
+  tools: z
+    .looseObject({ core: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
+    .optional(),
   audit_log: z.string().min(1).optional(),
+  ssh: z
+    .strictObject({
+      /** The host key policies `connect_ssh` may use, e.g. ["strict", "ask"] (default: all four). */
+      allowed_host_key_policies: z.array(z.enum(HOST_KEY_POLICIES)).min(1).optional(),
+      /** The policy of calls that give none (default "ask" when allowed, else the strongest allowed). */
+      default_host_key_policy: z.enum(HOST_KEY_POLICIES).optional(),
+    })
+    .optional(),
 });
 
 /** The parsed content of `conch.config.json`. */
@@ -124,7 +147,9 @@ function formatIssues(where: string, error: z.ZodError): string {
           ? Object.keys(ConfigFileSchema.shape)
           : issue.path[0] === 'policy'
             ? ['allow', 'deny']
-            : [];
+            : issue.path[0] === 'ssh'
+              ? ['allowed_host_key_policies', 'default_host_key_policy']
+              : [];
       return `${parent}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}${
         valid.length > 0 ? ` (valid keys: ${valid.join(', ')})` : ''
       }`;
@@ -216,13 +241,48 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
     logLevel: logLevel as LogLevel,
     policy: mergePolicyConfigs(
       { allow: file.policy?.allow ?? [], deny: file.policy?.deny ?? [] },
-      file.tools === undefined ? { allow: [], deny: [] } : policyConfigFromGeminiSettings({ tools: file.tools }),
+      file.tools === undefined
+        ? { allow: [], deny: [] }
+        : policyConfigFromGeminiSettings({ tools: file.tools }),
       cli.policyFile === undefined ? { allow: [], deny: [] } : loadPolicyFile(cli.policyFile),
       policyConfigFromFlags({ allow: cli.allow ?? [], deny: cli.deny ?? [] }),
     ),
     auditLog: auditInput === undefined ? undefined : resolve(auditInput),
     configPath: cli.config === undefined ? undefined : resolve(cli.config),
+    ssh: resolveSshSettings(cli, file),
   };
+}
+
+/** Which policy a call without `host_key_policy` gets when the operator names none: ask, else the strongest allowed. */
+const DEFAULT_POLICY_PREFERENCE: readonly HostKeyPolicy[] = ['ask', 'strict', 'accept-new', 'insecure'];
+
+/** `--ssh-host-key-policies` (which replaces the file's list) and the file's `ssh` section. */
+function resolveSshSettings(cli: CliSettings, file: ConfigFile): SshSettings {
+  const valid = HOST_KEY_POLICIES as readonly string[];
+  for (const policy of cli.sshHostKeyPolicies ?? []) {
+    if (!valid.includes(policy)) {
+      throw new ConfigError(
+        `Unknown SSH host key policy ${JSON.stringify(policy)}. Valid policies: ${HOST_KEY_POLICIES.join(', ')}.`,
+      );
+    }
+  }
+  const listed = (cli.sshHostKeyPolicies as HostKeyPolicy[] | undefined) ??
+    file.ssh?.allowed_host_key_policies ?? [...HOST_KEY_POLICIES];
+  if (listed.length === 0) {
+    throw new ConfigError(
+      `No SSH host key policy is allowed; allow at least one of ${HOST_KEY_POLICIES.join(', ')}.`,
+    );
+  }
+  // In the canonical order (default first, weakest last), without duplicates.
+  const allowed = HOST_KEY_POLICIES.filter((p) => listed.includes(p));
+  const wanted = file.ssh?.default_host_key_policy;
+  if (wanted !== undefined && !allowed.includes(wanted)) {
+    throw new ConfigError(
+      `ssh.default_host_key_policy ${JSON.stringify(wanted)} is not among the allowed SSH host key policies (${allowed.join(', ')}).`,
+    );
+  }
+  const fallback = DEFAULT_POLICY_PREFERENCE.find((p) => allowed.includes(p)) ?? 'strict';
+  return { allowedHostKeyPolicies: allowed, defaultHostKeyPolicy: wanted ?? fallback };
 }
 
 function loadPolicyFile(path: string): PolicyConfig {

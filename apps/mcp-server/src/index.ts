@@ -16,6 +16,7 @@ export {
   loadConfigFile,
   type ResolvedConfig,
   resolveConfig,
+  type SshSettings,
 } from './config.js';
 /** The local engine (driver, spill store, screen, SessionManager) built from a configuration. */
 export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine.js';
@@ -40,9 +41,18 @@ export {
 export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarContext } from './server.js';
 /** Creates an McpServer exposing a SessionManager through the default-profile tools. */
 export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
+/** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
+export {
+  type ConnectSshResult,
+  clientCanElicit,
+  registerSshTools,
+  SSH_TOOL_NAMES,
+  type SshToolsOptions,
+  sshTools,
+} from './ssh-tools.js';
 /** A tool definition for {@link registerConchTool}. */
 export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
 /** Registers one tool with conch's validation, result, error, progress and logging guarantees. */
 export { errorResult, invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
-/** Registers the ten default-profile tools on a server. */
+/** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
 export { DEFAULT_TOOL_NAMES, registerDefaultTools } from './tools.js';

@@ -10,12 +10,13 @@ export function serverInstructions(manager: SessionManager): string {
   const { limits, defaults } = manager;
   const chars = Math.min(defaults.maxOutputChars, limits.maxOutputChars);
   return [
-    'conch gives you real, persistent terminals on this machine.',
+    'conch gives you real, persistent terminals: local ones on this machine, and remote ones over SSH ' +
+      '(connect_ssh returns a session_id that every command tool accepts, exactly like a local one).',
     '',
     'Sessions: a session is a long-lived shell, like a terminal tab: cd, export, functions and activated venvs ' +
       'persist between commands. Commands without session_id run in the local session "default", created on ' +
       'first use. create_local opens more (separate state, another shell/cwd/env); close_session kills ' +
-      'everything a session started.',
+      'everything a session started. If an SSH connection dies, list_sessions shows state "lost": connect again.',
     '',
     `Waiting: execute runs a command and returns when it ends (status "completed", exit_code, cwd) or as ` +
       `"partial" when output is silent for pause_timeout (default ${defaults.pauseTimeoutS} s), keeps streaming ` +

@@ -9,7 +9,7 @@
  * rejections and exceptions are logged to stderr and do not stop the server.
  */
 
-import { Policy, createAuditLog } from '@conch/policy';
+import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCliArgs } from './cli-options.js';
@@ -17,6 +17,7 @@ import { ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
 import { createLogger, type Logger } from './logger.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
+import { sshTools } from './ssh-tools.js';
 
 /** Hard limit for a clean shutdown before the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 5000;
@@ -27,8 +28,10 @@ export const SHUTDOWN_KILL_GRACE_S = 2;
 export interface MainHooks {
   /** Builds the command policy and audit sink from the resolved configuration (`--allow`, `--deny`, `--audit-log`). */
   guards?(config: ResolvedConfig, logger: Logger): EngineGuards | Promise<EngineGuards>;
-  /** Extra tools (e.g. connect_ssh, delegate_task). */
+  /** Extra tools (e.g. delegate_task), registered after `connect_ssh`. */
   extraTools?: readonly ToolRegistrar[];
+  /** Register `connect_ssh` (default true), restricted by the configuration's `ssh` settings. */
+  ssh?: boolean;
 }
 
 /** The policy (from `--allow`/`--deny`/`--policy-file`/the config file) and the audit log of a config. */
@@ -70,7 +73,10 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     return 2;
   }
   if (guards.policy?.active) {
-    logger.info('command policy active', { allow: config.policy.allow.length, deny: config.policy.deny.length });
+    logger.info('command policy active', {
+      allow: config.policy.allow.length,
+      deny: config.policy.deny.length,
+    });
   }
 
   try {
@@ -81,11 +87,22 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
   }
 
   const engine = createLocalEngine(config, logger, guards);
+  const extraTools: ToolRegistrar[] = [
+    ...(hooks.ssh === false
+      ? []
+      : [
+          sshTools({
+            allowedPolicies: config.ssh.allowedHostKeyPolicies,
+            defaultPolicy: config.ssh.defaultHostKeyPolicy,
+          }),
+        ]),
+    ...(hooks.extraTools ?? []),
+  ];
   const conch = createConchServer({
     manager: engine.manager,
     profile: config.profile,
     logger,
-    ...(hooks.extraTools ? { extraTools: hooks.extraTools } : {}),
+    extraTools,
     onClose: () => engine.dispose(),
   });
 
@@ -131,6 +148,12 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     pid: process.pid,
     profile: config.profile,
     ...(config.configPath ? { config: config.configPath } : {}),
+    ...(hooks.ssh === false
+      ? {}
+      : {
+          ssh_host_key_policies: config.ssh.allowedHostKeyPolicies.join(','),
+          ssh_default_policy: config.ssh.defaultHostKeyPolicy,
+        }),
   });
   return exited;
 }

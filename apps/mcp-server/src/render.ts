@@ -150,6 +150,30 @@ export function renderCreatedSession(s: SessionInfo): string {
   return `Session ready: ${renderSession(s)}\nPass session_id="${s.session_id}" to execute to run commands in it.`;
 }
 
+/** `connect_ssh`: the session, the host key, the policy's note and the banner. */
+export function renderConnectedSession(
+  s: SessionInfo & {
+    banner: string;
+    host_key_fingerprint: string;
+    host_key_type: string;
+    host_key_note?: string;
+    via?: string[];
+  },
+): string {
+  const lines = [
+    `Connected: ${renderSession(s)}`,
+    `Host key: ${s.host_key_type} ${s.host_key_fingerprint}${s.via && s.via.length > 0 ? ` · via ${s.via.join(' → ')}` : ''}`,
+  ];
+  if (s.host_key_note) lines.push(`Note: ${s.host_key_note}`);
+  const banner = s.banner.replace(/\s+$/, '');
+  if (banner !== '') lines.push('Banner:', banner);
+  lines.push(
+    `Pass session_id="${s.session_id}" to execute, read_output and the other tools, as for a local session. ` +
+      'If the connection dies the session becomes "lost" (list_sessions): then connect_ssh again.',
+  );
+  return lines.join('\n');
+}
+
 /** `list_sessions`. */
 export function renderSessions(result: { sessions: SessionInfo[] }): string {
   if (result.sessions.length === 0)

@@ -159,6 +159,30 @@ export const ProcessSchema = z.object({
   log_path: z.string().optional(),
 });
 
+/** connect_ssh result: a Session plus what the connection showed (SPEC §2). */
+export const ConnectSshShape = {
+  ...SessionSchema.shape,
+  banner: z
+    .string()
+    .describe("The server's pre-login banner (sshd Banner), as sent; empty when it sends none."),
+  host_key_fingerprint: z
+    .string()
+    .describe(
+      'SHA256 fingerprint of the host key that was verified, as ssh-keygen -l prints it ("SHA256:…").',
+    ),
+  host_key_type: z.string().describe('The host key type, e.g. "ssh-ed25519".'),
+  host_key_note: z
+    .string()
+    .optional()
+    .describe(
+      'Present when the host key policy did something to know about: a new key recorded in known_hosts (accept-new, or confirmed by the person under ask), or a key accepted WITHOUT verification (insecure).',
+    ),
+  via: z
+    .array(z.string())
+    .optional()
+    .describe('ProxyJump hops the connection went through (user@host:port), outermost first.'),
+};
+
 /** list_sessions result. */
 export const ListSessionsShape = { sessions: z.array(SessionSchema) };
 

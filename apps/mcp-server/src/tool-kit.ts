@@ -13,6 +13,8 @@
  * - Progress and cancellation: the request's progress token turns the engine's `onProgress` into
  *   `notifications/progress`; the request's abort signal becomes the engine's cancellation signal.
  * - Logs: tool name, request id, ids and status only — never arguments (respond text may be a secret).
+ * - Secrets: a parameter marked `.meta({ writeOnly: true })` (a password) is never echoed in an
+ *   INVALID_ARGUMENT message, even when malformed.
  */
 
 import { type CallContext, ConchError, ErrorCode, toConchError } from '@conch/core';
@@ -77,6 +79,14 @@ export function lenientTwin(strict: z.ZodObject): z.ZodObject {
     .meta({ additionalProperties: false, ...(required.length > 0 ? { required } : {}) });
 }
 
+/**
+ * True for a parameter declared secret with `.meta({ writeOnly: true })` (JSON Schema's "sent but never
+ * returned"): its value never appears in error messages.
+ */
+function isWriteOnly(schema: z.ZodType): boolean {
+  return fieldJsonSchema(schema).writeOnly === true;
+}
+
 function describeValue(value: unknown): string {
   if (value === undefined) return 'missing';
   try {
@@ -133,12 +143,14 @@ export function invalidArgumentFromZod(
       problems.push(`missing required parameter ${name}`);
       continue;
     }
+    // A secret parameter (`writeOnly`, e.g. a password) is never echoed, not even when it is malformed.
+    const secret = typeof top === 'string' && shape[top] !== undefined && isWriteOnly(shape[top]);
     let why = issue.message;
     if (issue.code === 'invalid_value')
       why = `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
     else if (issue.code === 'too_big') why = `must be at most ${String(issue.maximum)}`;
     else if (issue.code === 'too_small') why = `must be at least ${String(issue.minimum)}`;
-    problems.push(`${name} = ${describeValue(value)}: ${why}`);
+    problems.push(`${name} = ${secret ? '(hidden)' : describeValue(value)}: ${why}`);
   }
   for (const param of params) {
     const description = shape[param]?.description;

@@ -17,7 +17,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package root (apps/mcp-server). */
@@ -101,6 +101,10 @@ export interface StartOptions {
   cwd?: string;
   /** Flags for node itself (e.g. --cpu-prof), before the script. */
   nodeArgs?: string[];
+  /** Capabilities the client declares (default none), e.g. `{ elicitation: {} }`. */
+  capabilities?: ClientCapabilities;
+  /** Runs before the client connects: register request handlers (e.g. for `elicitation/create`). */
+  setupClient?: (client: Client) => void;
 }
 
 /** Options of one call. */
@@ -154,7 +158,11 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString('utf8');
   });
-  const client = new Client({ name: 'conch-test', version: '0.0.0' });
+  const client = new Client(
+    { name: 'conch-test', version: '0.0.0' },
+    options.capabilities ? { capabilities: options.capabilities } : undefined,
+  );
+  options.setupClient?.(client);
   await client.connect(transport);
   const pid = transport.pid;
   const child = (transport as unknown as { _process?: ChildProcess })._process;

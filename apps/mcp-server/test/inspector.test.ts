@@ -49,7 +49,8 @@ describe('MCP Inspector CLI against the built server', () => {
       (t) => t.name,
     );
     expect(tools).toContain('execute');
-    expect(tools).toHaveLength(10);
+    expect(tools).toContain('connect_ssh');
+    expect(tools).toHaveLength(11);
 
     const call = await inspector([
       '--method',

@@ -19,7 +19,7 @@ describe('prompts, keys and full-screen programs (real PTY, built server over st
   test('read -s password prompt → awaiting_input/password; respond secret completes; the secret appears nowhere', async () => {
     const secret = 'hunter2-Zq9-very-secret';
     const calls: ToolCall<CommandResult>[] = [];
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template
+
     const command = 'read -s -p \'Password: \' p; echo "got ${#p}"';
     const first = await h.call<CommandResult>('execute', { command });
     calls.push(first);

@@ -12,6 +12,7 @@ const TOOLS = [
   'list_processes',
   'kill_process',
   'check_command',
+  'connect_ssh',
 ];
 
 describe('tools/list against the built server', () => {
@@ -23,7 +24,7 @@ describe('tools/list against the built server', () => {
     await h?.close();
   });
 
-  test('lists exactly the ten default-profile tools, each with an output schema and annotations', () => {
+  test('lists exactly the eleven default-profile tools, each with an output schema and annotations', () => {
     expect(h.tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of h.tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');

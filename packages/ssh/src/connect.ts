@@ -6,7 +6,8 @@
  * keepalive, and returns an {@link SshDriver} ready for `SessionManager.openSession`.
  *
  * Errors are `ConchError`s: `SSH_UNREACHABLE` (refused, DNS, no answer within `connectTimeoutS`),
- * `SSH_HOST_KEY_REJECTED` (changed, revoked, unknown under strict/ask), `SSH_AUTH_FAILED` (naming the
+ * `SSH_HOST_KEY_REJECTED` (changed or revoked under every policy, `insecure` included; unknown under
+ * strict, or under ask when nobody confirms it), `SSH_AUTH_FAILED` (naming the
  * methods tried, never a secret), `INVALID_ARGUMENT` (bad values, a forbidden policy, a missing key file).
  *
  * Credentials: the password and passphrase are used for the handshake and then dropped. For the extra
@@ -46,7 +47,10 @@ import {
 } from './ssh-config.js';
 import { SshDriver } from './ssh-driver.js';
 
-/** How host keys are checked (SPEC §2). A changed key is refused by every policy but `insecure`. */
+/**
+ * How host keys are checked (SPEC §2). A known key must match under every policy: a changed (or `@revoked`)
+ * key is refused by all of them, `insecure` included; the policies differ only on unknown keys.
+ */
 export type HostKeyPolicy = 'ask' | 'accept-new' | 'strict' | 'insecure';
 
 /** Every host key policy (the default first, the weakest last). */
@@ -459,13 +463,6 @@ function handshake(p: HandshakeParams): Promise<HandshakeResult> {
     }
     const entries = loadKnownHosts(hop.knownHostsRead);
     const status = checkHostKey(entries, hop.knownHostsHost, hop.port, key);
-    if (p.policy === 'insecure') {
-      policyNote =
-        status.status === 'changed'
-          ? `host_key_policy "insecure": accepted ${keyType} key ${fingerprint} for ${where} WITHOUT verification, although known_hosts has ${status.knownFingerprints.join(', ')} for it (a changed key: the connection may be intercepted).`
-          : `host_key_policy "insecure": accepted ${keyType} key ${fingerprint} for ${where} without verification; nothing was recorded.`;
-      return true;
-    }
     if (status.status === 'known') return true;
     if (status.status === 'revoked') {
       return reject(
@@ -485,13 +482,23 @@ function handshake(p: HandshakeParams): Promise<HandshakeResult> {
           ErrorCode.SSH_HOST_KEY_REJECTED,
           `HOST KEY CHANGED for ${where}: the server presents ${keyType} key ${fingerprint}, but known_hosts has ${status.knownFingerprints.join(', ')} (${status.sources.join(', ')}). Someone may be intercepting the connection, or the host was re-installed.`,
           {
-            hint: `If the change is expected, remove the old key (ssh-keygen -R '${where}' -f ${hop.knownHostsWrite}) and connect again. No credential was sent.`,
-            data: { host: where, fingerprint, known_fingerprints: status.knownFingerprints },
+            hint: `A changed key is refused under every host_key_policy (insecure included). If the change is expected, remove the old key (ssh-keygen -R '${where}' -f ${hop.knownHostsWrite}) and connect again. No credential was sent.`,
+            data: {
+              host: where,
+              fingerprint,
+              key_type: keyType,
+              known_fingerprints: status.knownFingerprints,
+              known_hosts: status.sources,
+            },
           },
         ),
       );
     }
     // Unknown key.
+    if (p.policy === 'insecure') {
+      policyNote = `host_key_policy "insecure": accepted unknown ${keyType} key ${fingerprint} for ${where} WITHOUT verification; nothing was recorded.`;
+      return true;
+    }
     const record = (): string => {
       try {
         appendKnownHost(hop.knownHostsWrite, hop.knownHostsHost, hop.port, key, hop.hashKnownHosts);
@@ -731,7 +738,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
   if (!HOST_KEY_POLICIES.includes(policy)) {
     throw invalid(
       `Invalid host_key_policy: ${JSON.stringify(policy)}. Valid policies: ${HOST_KEY_POLICIES.join(', ')}.`,
-      '"ask" (default) asks a person about unknown keys; "accept-new" records them; "strict" refuses them; "insecure" skips verification.',
+      '"ask" (default) asks a person about unknown keys; "accept-new" records them; "strict" refuses them; "insecure" accepts them unverified without recording them. A changed key is refused under every policy.',
     );
   }
   const allowed = options.allowedPolicies ?? HOST_KEY_POLICIES;

@@ -108,14 +108,42 @@ function isChannelOpenFailure(error: unknown): boolean {
 function execOn(client: Client, command: string, pty: PseudoTtyOptions | undefined): Promise<ClientChannel> {
   return new Promise((resolve, reject) => {
     try {
-      const callback = (error: Error | undefined, channel: ClientChannel) =>
-        error ? reject(error) : resolve(channel);
+      const callback = (error: Error | undefined, channel: ClientChannel) => {
+        if (error) {
+          reject(error);
+          return;
+        }
+        keepEarlyExit(channel);
+        resolve(channel);
+      };
       if (pty) client.exec(command, { pty }, callback);
       else client.exec(command, callback);
     } catch (error) {
       reject(error);
     }
   });
+}
+
+/**
+ * A fast command's exit status can arrive in the same packet batch as the exec confirmation: ssh2 emits
+ * 'exit' synchronously while parsing it, before the caller (resumed on a later tick) listens, and the
+ * status would be lost (the command would look `lost`). This callback runs synchronously on the
+ * confirmation, so it records an early exit and hands it to the first 'exit' listener added later.
+ * ('data' is buffered by the stream and 'close' follows the stream's end, so neither is lost.)
+ */
+function keepEarlyExit(channel: ClientChannel): void {
+  let early: unknown[] | undefined;
+  const record = (...args: unknown[]) => {
+    early = args;
+  };
+  const onNewListener = (event: string | symbol, listener: (...args: unknown[]) => void) => {
+    if (event !== 'exit') return;
+    channel.off('newListener', onNewListener);
+    channel.off('exit', record);
+    if (early) listener(...early);
+  };
+  channel.on('exit', record);
+  channel.on('newListener', onNewListener);
 }
 
 /**

@@ -4,9 +4,9 @@
  */
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { createSshFixture, type SshFixture } from '@conch/ssh/testing';
 import type { SshDriver } from '../src/index.js';
 import { connectTo, countMarkedRemote } from './helpers.js';
-import { createSshFixture, type SshFixture } from './sshd.js';
 
 let fx: SshFixture | undefined;
 let driver: SshDriver | undefined;

@@ -8,10 +8,10 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { ConchError } from '@conch/core';
+import { createSshFixture, freePort, type Sshd, type SshFixture, until } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectSshOptions, connectSsh, type SshConnection } from '../src/index.js';
 import { connectTo } from './helpers.js';
-import { createSshFixture, freePort, type Sshd, type SshFixture, until } from './sshd.js';
 
 let fx: SshFixture;
 let sshd: Sshd;
@@ -241,10 +241,10 @@ describe('host keys', () => {
     expect(authLines(sshd)).toBe(before);
   });
 
-  it('refuses a changed key with both fingerprints under ask, accept-new and strict', async () => {
+  it('refuses a changed key with both fingerprints under every policy, insecure included', async () => {
     const path = knownHostsFile(`${fx.knownHostsLine(sshd.port, 'b')}\n`);
     const before = authLines(sshd);
-    for (const hostKeyPolicy of ['ask', 'accept-new', 'strict'] as const) {
+    for (const hostKeyPolicy of ['ask', 'accept-new', 'strict', 'insecure'] as const) {
       const error = await failure(
         connectTo(fx, sshd, { knownHostsPath: path, hostKeyPolicy, confirmHostKey: async () => true }),
       );
@@ -252,6 +252,10 @@ describe('host keys', () => {
       expect(error.message).toContain('HOST KEY CHANGED');
       expect(error.message).toContain(fx.fingerprint('a'));
       expect(error.message).toContain(fx.fingerprint('b'));
+      expect(error.data).toMatchObject({
+        fingerprint: fx.fingerprint('a'),
+        known_fingerprints: [fx.fingerprint('b')],
+      });
     }
     expect(authLines(sshd)).toBe(before);
     expect(readFileSync(path, 'utf8')).toBe(`${fx.knownHostsLine(sshd.port, 'b')}\n`);
@@ -273,13 +277,28 @@ describe('host keys', () => {
     await impostor.stop();
   });
 
-  it('insecure accepts even a changed key, and says so', async () => {
-    const path = knownHostsFile(`${fx.knownHostsLine(sshd.port, 'b')}\n`);
+  it('insecure accepts an unknown key without recording it, and says so', async () => {
+    const path = knownHostsFile();
     const conn = await connectTo(fx, sshd, { knownHostsPath: path, hostKeyPolicy: 'insecure' });
     expect(conn.policyNote).toMatch(/insecure/);
-    expect(conn.policyNote).toContain(fx.fingerprint('b'));
-    expect(readFileSync(path, 'utf8')).toBe(`${fx.knownHostsLine(sshd.port, 'b')}\n`);
+    expect(conn.policyNote).toMatch(/WITHOUT verification/);
+    expect(conn.policyNote).toContain(fx.fingerprint('a'));
+    expect(readFileSync(path, 'utf8')).toBe('');
     await loginWorks(conn);
+  });
+
+  it('insecure still accepts a known key silently', async () => {
+    const path = knownHostsFile(`${fx.knownHostsLine(sshd.port, 'a')}\n`);
+    const conn = await connectTo(fx, sshd, { knownHostsPath: path, hostKeyPolicy: 'insecure' });
+    expect(conn.policyNote).toBeUndefined();
+    await loginWorks(conn);
+  });
+
+  it('insecure refuses a @revoked key', async () => {
+    const path = knownHostsFile(`@revoked ${fx.knownHostsLine(sshd.port, 'a')}\n`);
+    const error = await failure(connectTo(fx, sshd, { knownHostsPath: path, hostKeyPolicy: 'insecure' }));
+    expect(error.code).toBe('SSH_HOST_KEY_REJECTED');
+    expect(error.message).toContain('@revoked');
   });
 
   it('understands hashed known_hosts entries (ssh-keygen -H)', async () => {

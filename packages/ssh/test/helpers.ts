@@ -3,8 +3,8 @@
  * counting marked remote processes through the driver itself.
  */
 import { join } from 'node:path';
+import type { Sshd, SshFixture } from '@conch/ssh/testing';
 import { type ConnectSshOptions, connectSsh, type SshConnection, type SshDriver } from '../src/index.js';
-import type { Sshd, SshFixture } from './sshd.js';
 
 let counter = 0;
 

@@ -5,10 +5,17 @@
  */
 import { createRealClock, type SessionInfo, SessionManager } from '@conch/core';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
+import {
+  createSshFixture,
+  killAndWait,
+  pidsWithEnv,
+  type Sshd,
+  type SshFixture,
+  until,
+} from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
 import { connectTo, countMarkedRemote } from './helpers.js';
-import { createSshFixture, killAndWait, pidsWithEnv, type Sshd, type SshFixture, until } from './sshd.js';
 
 let fx: SshFixture;
 let sshd: Sshd;

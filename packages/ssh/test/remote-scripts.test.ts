@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { processTree, REAPER } from '@conch/ssh/testing';
 import { describe, expect, it } from 'vitest';
 import {
   CONNECT_PROBE,
@@ -9,7 +10,6 @@ import {
   shCommand,
   startupScript,
 } from '../src/remote-scripts.js';
-import { processTree, REAPER } from './sshd.js';
 
 /** Runs a command line the way sshd would: through `sh -c`. */
 function viaShell(command: string, env: Record<string, string> = {}): string {

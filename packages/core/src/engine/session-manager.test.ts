@@ -140,6 +140,14 @@ describe('SessionManager', () => {
     });
   });
 
+  it('counts sessions still opening against the limit', async () => {
+    const { clock, manager } = setup({ limits: { maxSessions: 1 } });
+    const both = await settled(clock, Promise.allSettled([manager.createLocal(), manager.createLocal()]));
+    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const rejected = both.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toMatchObject({ code: 'LIMIT_REACHED' });
+  });
+
   it('prunes finished commands after 30 minutes and beyond the newest 200', async () => {
     const { clock, manager } = setup({ limits: { retainFinished: 3 } });
     const ids: string[] = [];

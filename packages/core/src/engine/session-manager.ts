@@ -141,6 +141,8 @@ export class SessionManager {
   private readonly sessions = new Map<string, Session>();
   private readonly commands = new Map<string, Command>();
   private readonly opening = new Map<string, Promise<Session>>();
+  /** Sessions being opened right now (they count against the session limit). */
+  private pendingOpens = 0;
   private shuttingDown = false;
 
   constructor(options: SessionManagerOptions) {
@@ -171,13 +173,22 @@ export class SessionManager {
    */
   async openSession(driver: Driver, request: OpenSessionRequest): Promise<Session> {
     this.assertOpen();
-    if (this.sessions.size >= this.limits.maxSessions) {
+    if (this.sessions.size + this.pendingOpens >= this.limits.maxSessions) {
       throw new ConchError(
         ErrorCode.LIMIT_REACHED,
         `Session limit reached: ${this.sessions.size} of ${this.limits.maxSessions} sessions are open.`,
         { hint: 'Close a session with close_session (list_sessions shows them).' },
       );
     }
+    this.pendingOpens++;
+    try {
+      return await this.openSessionNow(driver, request);
+    } finally {
+      this.pendingOpens--;
+    }
+  }
+
+  private async openSessionNow(driver: Driver, request: OpenSessionRequest): Promise<Session> {
     const cols = this.checkSize('cols', request.cols ?? this.defaults.cols, this.limits.maxCols);
     const rows = this.checkSize('rows', request.rows ?? this.defaults.rows, this.limits.maxRows);
     if (request.env !== undefined) this.checkEnv(request.env);

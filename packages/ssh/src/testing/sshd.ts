@@ -1,5 +1,8 @@
 /**
  * Test harness: a real OpenSSH server (Debian's openssh-server) on 127.0.0.1, started by the tests.
+ * Exported as `@conch/ssh/testing` for this package's tests and the apps' (e.g. the MCP server's
+ * `connect_ssh` tests). Needs root (to create the user), `/usr/sbin/sshd`, `ssh-keygen`, `ssh-agent` and
+ * `python3`.
  *
  * - an unprivileged user `conchtest` (created when missing) with a random password kept root-only in
  *   /run/conch-test (one per boot, so that concurrent test files agree);
