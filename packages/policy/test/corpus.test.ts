@@ -86,7 +86,12 @@ function runInSandbox(entry: CorpusEntry, index: number): Promise<RunResult> {
       detached: true,
       stdio: 'ignore',
       env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        // Absolute entries only: `find -execdir` refuses to run with a relative or empty PATH entry,
+        // which the environment of `npm test` can contain.
+        PATH: (process.env.PATH ?? '/usr/bin:/bin')
+          .split(':')
+          .filter((dir) => dir.startsWith('/'))
+          .join(':'),
         HOME: home,
         LANG: 'C',
         TERM: 'dumb',
