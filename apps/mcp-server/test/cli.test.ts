@@ -116,13 +116,16 @@ describe('conch-mcp command line and config file', () => {
     for (const keep of [false, true]) {
       const spillDir = join(dir, keep ? 'spill-keep' : 'spill-remove');
       const h = await startServer({ args: ['--spill-dir', spillDir, ...(keep ? ['--keep-spill'] : [])] });
-      const r = await h.exec('seq 1 10');
+      // Small logs stay in memory; one over the spill buffer (64 KiB) gets its file.
+      const small = await h.exec('seq 1 10');
+      expect(small.output_info.log_path).toBeUndefined();
+      const r = await h.exec('seq 1 20000');
       const logPath = r.output_info.log_path;
       expect(logPath?.startsWith(spillDir)).toBe(true);
       expect(existsSync(logPath!)).toBe(true);
       await h.close();
       expect(existsSync(logPath!), `keep=${keep}`).toBe(keep);
-      if (keep) expect(readFileSync(logPath!, 'utf8').split('\n').filter(Boolean)).toHaveLength(10);
+      if (keep) expect(readFileSync(logPath!, 'utf8').split('\n').filter(Boolean)).toHaveLength(20000);
     }
   });
 });

@@ -22,17 +22,18 @@ const mode = (path: string): number => statSync(path).mode & 0o777;
 
 describe('FileSpillStore', () => {
   it('creates a private directory under the temp dir and 0600 files', () => {
-    const store = newStore();
+    const store = newStore({ flushBytes: 1 });
     expect(dirname(store.dir)).toBe(tmpdir());
     expect(store.dir).toMatch(/conch-[^/]+$/);
     expect(mode(store.dir)).toBe(0o700);
     const sink = store.create('c_abc123');
+    sink.appendLines(['x']);
     expect(sink.path).toBe(join(store.dir, 'c_abc123.log'));
     expect(mode(sink.path!)).toBe(0o600);
   });
 
   it('writes each line with a newline, readable in the file', () => {
-    const store = newStore();
+    const store = newStore({ flushBytes: 1 }); // small enough to create the file at once
     const sink = store.create('c_1');
     sink.appendLines(['hello', 'wörld ✓', '']);
     sink.appendLines(['last']);
@@ -115,7 +116,7 @@ describe('FileSpillStore', () => {
   });
 
   it('close(false) keeps the file readable; close(true) removes it', () => {
-    const store = newStore();
+    const store = newStore({ flushBytes: 1 }); // small enough to create the file at once
     const sink = store.create('c_close');
     sink.appendLines(['one', 'two']);
     sink.close(false);
@@ -132,16 +133,31 @@ describe('FileSpillStore', () => {
   });
 
   it('gives every command its own file, even with odd or repeated ids', () => {
-    const store = newStore();
+    const store = newStore({ flushBytes: 1 });
     const a = store.create('c_same');
     const b = store.create('c_same');
     const c = store.create('../../etc/passwd');
+    for (const sink of [a, b, c]) sink.appendLines(['line']);
     expect(a.path).not.toBe(b.path);
     expect(dirname(c.path!)).toBe(store.dir);
     a.appendLines(['a']);
     b.appendLines(['b']);
-    expect(a.readLines(0, 1)).toEqual(['a']);
-    expect(b.readLines(0, 1)).toEqual(['b']);
+    expect(a.readLines(0, 2)).toEqual(['line', 'a']);
+    expect(b.readLines(0, 2)).toEqual(['line', 'b']);
+  });
+
+  it('creates no file for a small log, and one as soon as the log outgrows the buffer', () => {
+    const store = newStore({ flushBytes: 100 });
+    const small = store.create('c_small');
+    small.appendLines(['tiny', 'log']);
+    small.close(false);
+    expect(small.path).toBeUndefined();
+    expect(small.readLines(0, 5)).toEqual(['tiny', 'log']);
+    const big = store.create('c_big');
+    big.appendLines(Array.from({ length: 50 }, (_, i) => `line ${i}`));
+    expect(big.path).toBe(join(store.dir, 'c_big.log'));
+    expect(readFileSync(big.path!, 'utf8').split('\n')[0]).toBe('line 0');
+    expect(big.readLines(49, 1)).toEqual(['line 49']);
   });
 
   it('does not follow a planted symlink', () => {

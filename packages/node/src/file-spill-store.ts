@@ -49,12 +49,19 @@ export interface FileSpillStoreOptions {
  * One command's spill file. Lines are appended in order, each followed by `\n` (a `\n` inside a line is
  * stored as `␤` so line numbers stay exact). Storing stops silently at the cap (or on a write error);
  * {@link storedLines} says how many lines from line 0 are kept.
+ *
+ * The file is created lazily, when more than `flushBytes` have been appended: most commands print little,
+ * and their lines stay in this small buffer (and in the command's in-memory ring) without touching the
+ * disk. {@link path} is undefined until the file exists.
  */
 export class FileSpillSink implements SpillSink {
-  readonly #path: string;
+  readonly #create: () => { path: string; fd: number };
+  #path: string | undefined;
   readonly #capBytes: number;
   readonly #flushBytes: number;
   readonly #onClose: (sink: FileSpillSink) => void;
+  /** @internal Set by the store: forgets the sink once its file is removed. */
+  #onRemove: ((sink: FileSpillSink) => void) | undefined;
   #fd: number | undefined;
   /** Bytes in the file. */
   #fileBytes = 0;
@@ -70,20 +77,18 @@ export class FileSpillSink implements SpillSink {
 
   /** @internal Created by {@link FileSpillStore.create}. */
   constructor(
-    path: string,
-    fd: number,
+    create: () => { path: string; fd: number },
     capBytes: number,
     flushBytes: number,
     onClose: (s: FileSpillSink) => void,
   ) {
-    this.#path = path;
-    this.#fd = fd;
+    this.#create = create;
     this.#capBytes = capBytes;
     this.#flushBytes = flushBytes;
     this.#onClose = onClose;
   }
 
-  /** Absolute path of the spill file (undefined once it has been removed). */
+  /** Absolute path of the spill file (undefined before it is created and once it has been removed). */
   get path(): string | undefined {
     return this.#removed ? undefined : this.#path;
   }
@@ -123,8 +128,25 @@ export class FileSpillSink implements SpillSink {
   }
 
   /** Writes buffered lines to the file. On a write error, the unwritten lines are forgotten and storing stops. */
-  #flush(): void {
-    if (this.#pending.length === 0 || this.#fd === undefined) return;
+  #flush(force = false): void {
+    if (this.#pending.length === 0) return;
+    if (this.#path === undefined) {
+      // Create the file now, unless the sink is closed: then the few buffered lines stay in memory
+      // (unless the store is asked to keep every log on disk).
+      if (this.#closed && !force) return;
+      try {
+        const file = this.#create();
+        this.#path = file.path;
+        this.#fd = file.fd;
+      } catch {
+        this.#full = true;
+        this.#dropUnwritten(this.#pending.length);
+        this.#pending = [];
+        this.#pendingBytes = 0;
+        return;
+      }
+    }
+    if (this.#fd === undefined) return;
     const buffer = Buffer.from(`${this.#pending.join('\n')}\n`, 'utf8');
     const lines = this.#pending.length;
     this.#pending = [];
@@ -156,13 +178,15 @@ export class FileSpillSink implements SpillSink {
     const wanted = Math.min(Math.trunc(count), this.#storedLines - start);
     if (!(wanted > 0)) return [];
     this.#flush();
+    // Never written to a file: everything stored is in the buffer.
+    if (this.#path === undefined) return this.#pending.slice(start, start + wanted);
     const block = Math.floor(start / SPILL_INDEX_INTERVAL);
     let skip = start - block * SPILL_INDEX_INTERVAL;
     let position = this.#index[block] ?? 0;
     const end = this.#fileBytes;
     let fd = this.#fd;
     const ownFd = fd === undefined;
-    if (fd === undefined) fd = openSync(this.#path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    if (fd === undefined) fd = openSync(this.#path as string, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const out: string[] = [];
       let parts: Buffer[] = []; // the start of a line that continues in the next chunk
@@ -195,10 +219,29 @@ export class FileSpillSink implements SpillSink {
     }
   }
 
+  /** Writes every stored line to the file, creating it even for a small log (used to keep logs). */
+  persist(): void {
+    this.#flush(true);
+    if (this.#closed && this.#fd !== undefined) {
+      try {
+        closeSync(this.#fd);
+      } catch {
+        // already closed
+      }
+      this.#fd = undefined;
+    }
+  }
+
+  /** @internal */
+  set onRemove(listener: (sink: FileSpillSink) => void) {
+    this.#onRemove = listener;
+  }
+
   /** Writes buffered lines and closes the file; `remove` also deletes it. Calling it twice is harmless. */
   close(remove: boolean): void {
     if (!this.#closed) {
-      this.#flush();
+      // A file that exists gets the rest; a small log never written stays in the buffer.
+      if (this.#path !== undefined) this.#flush();
       this.#closed = true;
       if (this.#fd !== undefined) {
         try {
@@ -212,11 +255,16 @@ export class FileSpillSink implements SpillSink {
     }
     if (remove && !this.#removed) {
       this.#removed = true;
-      try {
-        unlinkSync(this.#path);
-      } catch {
-        // missing already
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      if (this.#path !== undefined) {
+        try {
+          unlinkSync(this.#path);
+        } catch {
+          // missing already
+        }
       }
+      this.#onRemove?.(this);
     }
   }
 }
@@ -259,27 +307,35 @@ export class FileSpillStore implements SpillStore {
     chmodSync(this.dir, 0o700);
   }
 
-  /** Creates the spill file of one command (`<commandId>.log`, made unique if needed). */
+  /**
+   * The spill sink of one command. Its file, `<commandId>.log` (made unique if needed), is created when
+   * the command's output outgrows the sink's buffer.
+   */
   create(commandId: string): FileSpillSink {
     if (this.#disposed) throw new Error('FileSpillStore is disposed');
     const base = commandId.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 100) || 'command';
-    let name = `${base}.log`;
-    for (let i = 2; this.#names.has(name); i++) name = `${base}-${i}.log`;
-    let path = join(this.dir, name);
-    let fd: number | undefined;
-    const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
-    for (let i = 2; fd === undefined; i++) {
-      try {
-        fd = openSync(path, flags, 0o600);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw error;
-        name = `${base}-${i}.log`;
-        path = join(this.dir, name);
+    const createFile = (): { path: string; fd: number } => {
+      if (this.#disposed) throw new Error('FileSpillStore is disposed');
+      let name = `${base}.log`;
+      for (let i = 2; this.#names.has(name); i++) name = `${base}-${i}.log`;
+      let path = join(this.dir, name);
+      let fd: number | undefined;
+      const flags = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+      for (let i = 2; fd === undefined; i++) {
+        try {
+          fd = openSync(path, flags, 0o600);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || i > 1000) throw error;
+          name = `${base}-${i}.log`;
+          path = join(this.dir, name);
+        }
       }
-    }
-    fchmodSync(fd, 0o600);
-    this.#names.add(name);
-    const sink = new FileSpillSink(path, fd, this.#capBytes, this.#flushBytes, (s) => this.#open.delete(s));
+      fchmodSync(fd, 0o600);
+      this.#names.add(name);
+      return { path, fd };
+    };
+    const sink = new FileSpillSink(createFile, this.#capBytes, this.#flushBytes, (s) => this.#open.delete(s));
+    sink.onRemove = (s) => this.#all.delete(s);
     this.#open.add(sink);
     this.#all.add(sink);
     return sink;
@@ -290,6 +346,7 @@ export class FileSpillStore implements SpillStore {
    * when this store created it. Calling it twice is harmless.
    */
   dispose(removeFiles = true): void {
+    if (!removeFiles && !this.#disposed) for (const sink of this.#all) sink.persist();
     this.#disposed = true;
     for (const sink of [...this.#open]) sink.close(removeFiles);
     if (!removeFiles) return;

@@ -15,8 +15,6 @@ export interface CommandTerminal {
   write(data: string | Uint8Array, deadlineMs: number): Promise<void>;
   inputWaitEvidence(): Promise<InputWaitEvidence>;
   kill(options: { signal: string; graceMs: number }): Promise<KillReport>;
-  /** Whether the terminal is in application-cursor mode (DECCKM). */
-  applicationCursor(): boolean;
   screen(): Promise<ScreenSnapshot | undefined>;
   /** Starts masking a secret in this terminal's output. */
   addSecret(secret: string): void;

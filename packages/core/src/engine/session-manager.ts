@@ -204,12 +204,7 @@ export class SessionManager {
     };
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
-    const initPath = await driver.writePrivateFile(initName, '');
-    const zdotdir = undefined;
-    await driver.writePrivateFile(
-      initName,
-      integration.initScript({ envFile, noRc, ...(zdotdir ? { zdotdir } : {}) }),
-    );
+    const initPath = await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc }));
     const launch = integration.launch(initPath, { noRc });
     const screen = this.screenFactory?.(cols, rows);
     const session = new Session({
@@ -654,7 +649,6 @@ export class SessionManager {
         }
         return report;
       },
-      applicationCursor: () => command.log.applicationCursor,
       screen: () => session.screenSnapshot(),
       addSecret: (secret) => session.addSecret(secret),
       foregroundProgram: async () => (await session.proc?.foregroundProgram?.()) ?? undefined,
@@ -701,7 +695,6 @@ export class SessionManager {
       inputWaitEvidence: async () => (await proc?.inputWaitEvidence?.()) ?? 'unknown',
       kill: async ({ signal, graceMs }) =>
         proc ? proc.kill({ signal, graceMs, markerId: id }) : { result: 'already_exited', survivors: [] },
-      applicationCursor: () => command.log.applicationCursor,
       screen: async () => screen?.snapshot(),
       addSecret: (secret) => stream.redactor.add(secret),
       foregroundProgram: async () => (await proc?.foregroundProgram?.()) ?? undefined,

@@ -77,7 +77,7 @@ export class ShellIntegration {
    * defines the hooks, records the exported environment in `envFile` for isolated commands, and prints
    * the ready marker.
    */
-  initScript(options: { envFile: string; noRc: boolean; zdotdir?: string }): string {
+  initScript(options: { envFile: string; noRc: boolean }): string {
     const n = this.nonce;
     const env = shellQuote(options.envFile);
     const esc = '\\033';
@@ -105,7 +105,8 @@ export class ShellIntegration {
     if (this.kind === 'zsh') {
       return [
         '# conch shell integration (zsh). Generated; private to one session.',
-        options.zdotdir === undefined ? 'unset ZDOTDIR' : `ZDOTDIR=${shellQuote(options.zdotdir)}`,
+        // conch pointed ZDOTDIR at this file's directory to get it read; the user's rc lives in $HOME.
+        'unset ZDOTDIR',
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
