@@ -138,7 +138,22 @@ describe('signals and processes', () => {
       total_timeout: 0.5,
     });
     expect(r.status).toBe('partial');
-    const c = await manager.sendControl({ command_id: r.command_id, key: '^C' });
+    // A loop of builtins and short children: a Ctrl+C that lands while bash forks the next child can be
+    // lost inside bash itself (a person would press it again), so allow up to three presses.
+    let c = await manager.sendControl({
+      command_id: r.command_id,
+      key: '^C',
+      pause_timeout: 2,
+      total_timeout: 2,
+    });
+    for (let press = 1; press < 3 && c.status !== 'completed'; press++) {
+      c = await manager.sendControl({
+        command_id: r.command_id,
+        key: '^C',
+        pause_timeout: 2,
+        total_timeout: 2,
+      });
+    }
     expect(c).toMatchObject({ status: 'completed', exit_code: 130, signal: 'SIGINT' });
     expect((await manager.execute({ command: 'echo alive' })).output).toBe('alive');
   });
