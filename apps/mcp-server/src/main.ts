@@ -56,7 +56,15 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
+  // A client that dies closes our stderr too: an unhandled EPIPE there would re-enter the
+  // uncaughtException handler (which logs to stderr) forever. Stop logging instead; stdin EOF shuts down.
+  let stderrOpen = true;
+  process.stderr.on('error', () => {
+    stderrOpen = false;
+  });
+  const logger = createLogger(config.logLevel, {
+    write: (line: string) => (stderrOpen ? process.stderr.write(line) : false),
+  });
   process.on('unhandledRejection', (reason) =>
     logger.error('unhandled rejection', { error: reason instanceof Error ? reason.stack : String(reason) }),
   );

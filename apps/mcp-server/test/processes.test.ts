@@ -210,3 +210,41 @@ describe('two servers on one machine', () => {
     }
   });
 });
+
+describe('a client that dies', () => {
+  test('the server exits and leaves no process behind when its client is SIGKILLed (stdin, stdout, stderr all close)', async () => {
+    const { spawn } = await import('node:child_process');
+    const { join } = await import('node:path');
+    const { BIN } = await import('./harness.js');
+    const client = spawn(
+      process.execPath,
+      [join(import.meta.dirname, 'fixtures', 'client-that-dies.mjs'), BIN],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
+    const line = await new Promise<string>((resolve) =>
+      client.stdout.once('data', (d) => resolve(String(d))),
+    );
+    const { serverPid } = JSON.parse(line) as { serverPid: number };
+    const shells = descendants(serverPid);
+    expect(shells.length).toBeGreaterThan(0);
+    client.kill('SIGKILL');
+    try {
+      await waitFor(() => !isAlive(serverPid), { timeoutMs: 8000, what: 'server exited' });
+      await waitFor(() => shells.every((pid) => !isAlive(pid)), {
+        timeoutMs: 3000,
+        what: 'its processes gone',
+      });
+    } finally {
+      // On failure, leave nothing running behind the test.
+      for (const pid of [serverPid, ...shells]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone, as it should be
+        }
+      }
+    }
+  });
+});

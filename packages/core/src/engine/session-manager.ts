@@ -934,7 +934,18 @@ export class SessionManager {
     sessionId: string,
     commandId?: string,
   ): void {
-    if (!this.policy) return;
+    if (!this.policy?.active) {
+      // No rules, nothing to decide; the audit log still sees every command.
+      this.audit?.record({
+        kind,
+        session_id: sessionId,
+        ...(commandId === undefined ? {} : { command_id: commandId }),
+        input: text,
+        decision: 'allow',
+        reason: 'no policy rules are configured',
+      });
+      return;
+    }
     const typed = kind !== 'execute';
     const decision = this.policy.evaluate(
       text,
