@@ -34,6 +34,7 @@ import * as z from 'zod';
 import { renderConnectedSession } from './render.js';
 import { ConnectSshShape } from './schemas.js';
 import type { ToolRegistrar, ToolRegistrarContext } from './server.js';
+import { sessionShapeParams } from './tools.js';
 
 /** The names of the SSH tools. */
 export const SSH_TOOL_NAMES = ['connect_ssh'] as const;
@@ -197,7 +198,7 @@ function registerConnectSsh(
   defaultPolicy: HostKeyPolicy,
   connect: (options: ConnectSshOptions) => Promise<SshConnection>,
 ) {
-  const { limits, defaults } = manager;
+  const { limits } = manager;
   const forbidden = HOST_KEY_POLICIES.filter((p) => !allowed.includes(p));
   registerTool({
     name: 'connect_ssh',
@@ -307,28 +308,7 @@ function registerConnectSsh(
         .describe(
           'Seconds between SSH keepalive probes; after 3 unanswered ones (about 4 × this) the connection counts as dead and the session becomes "lost". A silent remote command is not a dead link. 0 turns keepalive off. Float, 0-3600, default 15.',
         ),
-      cols: z
-        .number()
-        .int()
-        .min(1)
-        .max(limits.maxCols)
-        .optional()
-        .meta({ default: defaults.cols })
-        .describe(`Terminal width in columns. 1-${limits.maxCols}, default ${defaults.cols}.`),
-      rows: z
-        .number()
-        .int()
-        .min(1)
-        .max(limits.maxRows)
-        .optional()
-        .meta({ default: defaults.rows })
-        .describe(`Terminal height in rows. 1-${limits.maxRows}, default ${defaults.rows}.`),
-      name: z
-        .string()
-        .min(1)
-        .max(100)
-        .optional()
-        .describe('A label shown by list_sessions. Default: the session_id.'),
+      ...sessionShapeParams(manager),
     }),
     output: ConnectSshShape,
     annotations: {

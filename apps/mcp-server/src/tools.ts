@@ -55,6 +55,38 @@ export const DEFAULT_TOOL_NAMES = [
   'check_command',
 ] as const;
 
+/**
+ * The terminal-size and label parameters every session-opening tool shares (`create_local`, `connect_ssh`),
+ * with the engine's configured limits and defaults.
+ */
+export function sessionShapeParams(manager: SessionManager) {
+  const { limits, defaults } = manager;
+  return {
+    cols: z
+      .number()
+      .int()
+      .min(1)
+      .max(limits.maxCols)
+      .optional()
+      .meta({ default: defaults.cols })
+      .describe(`Terminal width in columns. 1-${limits.maxCols}, default ${defaults.cols}.`),
+    rows: z
+      .number()
+      .int()
+      .min(1)
+      .max(limits.maxRows)
+      .optional()
+      .meta({ default: defaults.rows })
+      .describe(`Terminal height in rows. 1-${limits.maxRows}, default ${defaults.rows}.`),
+    name: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('A label shown by list_sessions. Default: the session_id.'),
+  };
+}
+
 /** Parameter schemas shared by several tools, built from the engine's configured limits and defaults. */
 function commonParams(manager: SessionManager) {
   const { limits, defaults } = manager;
@@ -451,28 +483,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
           .describe(
             'Extra environment variables for the session, e.g. {"NODE_ENV":"test"}. Names match [A-Za-z_][A-Za-z0-9_]*. Default: none.',
           ),
-        cols: z
-          .number()
-          .int()
-          .min(1)
-          .max(limits.maxCols)
-          .optional()
-          .meta({ default: defaults.cols })
-          .describe(`Terminal width in columns. 1-${limits.maxCols}, default ${defaults.cols}.`),
-        rows: z
-          .number()
-          .int()
-          .min(1)
-          .max(limits.maxRows)
-          .optional()
-          .meta({ default: defaults.rows })
-          .describe(`Terminal height in rows. 1-${limits.maxRows}, default ${defaults.rows}.`),
-        name: z
-          .string()
-          .min(1)
-          .max(100)
-          .optional()
-          .describe('A label shown by list_sessions. Default: the session_id.'),
+        ...sessionShapeParams(manager),
       }),
       output: SessionSchema.shape,
       annotations: {
