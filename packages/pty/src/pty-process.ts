@@ -4,6 +4,7 @@
  * path.
  */
 
+import { readFileSync, readlinkSync } from 'node:fs';
 import {
   ConchError,
   type Disposable,
@@ -31,6 +32,8 @@ const SIGNALS: Record<number, string> = {
 };
 
 const BLOCKED_READ = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
+/** The read(2) syscall number by architecture (as in /proc/PID/syscall). */
+const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, riscv64: 63 };
 const POLLING = /^(poll_schedule_timeout|do_select|do_sys_poll|ep_poll|core_sys_select|do_epoll_wait)/;
 
 /** Internals of node-pty's unix terminal that write deadlines need (guarded at runtime). */
@@ -195,10 +198,33 @@ export class PtyProcess implements TerminalProcess {
       const stat = all.get(pid) ?? readStat(pid);
       if (!stat || stat.state === 'Z' || stat.state === 'T') continue;
       const wchan = readWchan(pid) ?? '';
-      if (BLOCKED_READ.has(wchan)) return 'blocked_read';
+      // `wait_woken` is also where socket waits sleep: it counts only for a read of this terminal.
+      if (BLOCKED_READ.has(wchan) && this.readsTerminal(pid)) return 'blocked_read';
       if (POLLING.test(wchan) && this.ptsName !== undefined && hasFdOpen(pid, this.ptsName)) polling = true;
     }
     return polling ? 'polling' : 'no';
+  }
+
+  /**
+   * Whether `pid` is inside a read(2) of this terminal, from /proc/PID/syscall (syscall number, then the fd).
+   * Where that file cannot be read or the architecture is unknown, the wchan alone decides.
+   */
+  private readsTerminal(pid: number): boolean {
+    const read = READ_SYSCALL[process.arch];
+    if (read === undefined || this.ptsName === undefined) return true;
+    let fields: string[];
+    try {
+      fields = readFileSync(`/proc/${pid}/syscall`, 'utf8').trim().split(' ');
+    } catch {
+      return true;
+    }
+    if (fields[0] === 'running' || fields.length < 2) return true;
+    if (Number(fields[0]) !== read) return false;
+    try {
+      return readlinkSync(`/proc/${pid}/fd/${Number.parseInt(fields[1]!, 16)}`) === this.ptsName;
+    } catch {
+      return false;
+    }
   }
 
   async foregroundProgram(): Promise<string | undefined> {
