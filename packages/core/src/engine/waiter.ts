@@ -54,9 +54,10 @@ export function waitForCommand(
     const callStart = clock.now();
     let lastOutputAt = callStart;
     let outputArrived = false;
-    let quietBase = spec.inputJustSent ? callStart : Math.min(callStart, command.lastOutputAt);
+    // Quiet time counts from the last output, or from now when input was just sent.
+    const quietSince = spec.inputJustSent ? callStart : Math.min(callStart, command.lastOutputAt);
     let probeGeneration = 0;
-    let nextProbeAt = quietBase + spec.settleMs;
+    let nextProbeAt = quietSince + spec.settleMs;
     let untilWindow = '';
     let untilCursor = command.log.cursor();
     let done = false;
@@ -128,8 +129,7 @@ export function waitForCommand(
       const now = clock.now();
       lastOutputAt = now;
       outputArrived = true;
-      quietBase = now;
-      nextProbeAt = quietBase + spec.settleMs;
+      nextProbeAt = now + spec.settleMs;
       probeGeneration++;
       if (spec.until) {
         const { text, next } = command.log.readSince(untilCursor, { maxChars: UNTIL_WINDOW });
