@@ -3,5 +3,5 @@
 // installs and builds first (messages on stderr; stdout stays the MCP channel).
 import { bootstrap } from './bootstrap.mjs';
 
-bootstrap();
+await bootstrap('server');
 await import('../apps/mcp-server/dist/bin.js');

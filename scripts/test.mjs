@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { bootstrap } from './bootstrap.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-bootstrap();
+await bootstrap();
 const report = join(root, '.vitest-report.json');
 rmSync(report, { force: true });
 const r = spawnSync(
