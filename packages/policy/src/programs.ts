@@ -90,44 +90,136 @@ export function isInterpreterProgram(argv0: string): boolean {
 }
 
 /**
- * Programs that run another command given after options this policy does not model exactly (tracers,
- * privilege and namespace tools, resource limiters). Every word after them that could start the command is
- * checked as a command, speculatively (a deny rule or built-in check on any of them denies). Under an allow
- * list the runner needs an allow rule of its own, and allowing it allows what it runs.
+ * How a program that runs another command (a wrapper) is read. Every field is optional.
  */
-export const OPAQUE_RUNNERS: ReadonlySet<string> = new Set([
-  'strace',
-  'ltrace',
-  'valgrind',
-  'pkexec',
-  'sg',
-  'unshare',
-  'nsenter',
-  'chrt',
-  'prlimit',
-  'numactl',
-  'systemd-run',
-  'firejail',
-  'bwrap',
-  'unbuffer',
-  'catchsegv',
-  'faketime',
-  'torsocks',
-  'proxychains',
-  'proxychains4',
-  'xvfb-run',
-  'dbus-run-session',
-  'cgexec',
-  'parallel',
-  'nocache',
-  'eatmydata',
-  'fakeroot',
-  'fakechroot',
-  'trickle',
-  'cpulimit',
-  'chpst',
-  'runcon',
-  'sem',
+export interface CommandRunner {
+  /**
+   * Options are not modelled: every word that could start the command is checked as one, speculatively (a
+   * deny rule or built-in check on any of them denies; under an allow list the wrapper needs an allow rule
+   * of its own, and allowing it allows what it runs).
+   */
+  readonly everyWord?: boolean;
+  /** Those words may also be a command string run by a shell (`tmux new 'rm x'`): checked as one too. */
+  readonly shellStrings?: boolean;
+  /** Options whose value is a command string run by a shell (`capsh -c`, `ncat --sh-exec`). */
+  readonly commandStringOptions?: readonly string[];
+  /** Options whose value is a program it runs (`start-stop-daemon -x`, `capsh --shell`). */
+  readonly programOptions?: readonly string[];
+  /** For `commandStringOptions`: only a value starting with one of these (removed) is a shell command. */
+  readonly valuePrefixes?: readonly RegExp[];
+  /** Words such as `EXEC:cmd` / `SYSTEM:cmd` (socat): group 1 is a command string. */
+  readonly addressPrefixes?: RegExp;
+  /** The `commandStringOptions` values are Tcl (expect): its `spawn`/`exec`/`system` commands are checked. */
+  readonly tcl?: boolean;
+}
+
+const EVERY: CommandRunner = { everyWord: true };
+const EVERY_STRING: CommandRunner = { everyWord: true, shellStrings: true };
+
+/**
+ * Wrappers without a handler of their own: programs that run a command given to them, with how to find it
+ * (one table; each entry has a test). Sources: privilege, namespace, tracing, resource and scheduling tools,
+ * terminal multiplexers, project environment runners, and public catalogues of programs that execute
+ * commands for others (GTFOBins "shell" and "command" functions).
+ */
+export const COMMAND_RUNNERS: ReadonlyMap<string, CommandRunner> = new Map<string, CommandRunner>([
+  ['strace', EVERY],
+  ['ltrace', EVERY],
+  ['valgrind', EVERY],
+  ['pkexec', EVERY],
+  ['sg', EVERY],
+  ['unshare', EVERY],
+  ['nsenter', EVERY],
+  ['chrt', EVERY],
+  ['prlimit', EVERY],
+  ['numactl', EVERY],
+  ['systemd-run', EVERY],
+  ['firejail', EVERY],
+  ['bwrap', EVERY],
+  ['unbuffer', EVERY],
+  ['catchsegv', EVERY],
+  ['faketime', EVERY],
+  ['torsocks', EVERY],
+  ['proxychains', EVERY],
+  ['proxychains4', EVERY],
+  ['xvfb-run', EVERY],
+  ['dbus-run-session', EVERY],
+  ['cgexec', EVERY],
+  ['parallel', EVERY],
+  ['nocache', EVERY],
+  ['eatmydata', EVERY],
+  ['fakeroot', EVERY],
+  ['fakechroot', EVERY],
+  ['trickle', EVERY],
+  ['cpulimit', EVERY],
+  ['chpst', EVERY],
+  ['runcon', EVERY],
+  ['sem', EVERY],
+  ['setpriv', EVERY],
+  ['dbus-launch', EVERY],
+  ['ip', EVERY],
+  ['perf', EVERY],
+  ['sshpass', EVERY],
+  ['ssh-agent', EVERY],
+  ['entr', EVERY],
+  ['setarch', EVERY],
+  ['linux32', EVERY],
+  ['linux64', EVERY],
+  ['schroot', EVERY],
+  ['proot', EVERY],
+  ['gosu', EVERY],
+  ['su-exec', EVERY],
+  ['tini', EVERY],
+  ['dumb-init', EVERY],
+  ['setuidgid', EVERY],
+  ['envuidgid', EVERY],
+  ['softlimit', EVERY],
+  ['daemonize', EVERY],
+  ['rlwrap', EVERY],
+  ['torify', EVERY],
+  ['aa-exec', EVERY],
+  ['flatpak-spawn', EVERY],
+  ['distrobox-enter', EVERY],
+  ['uv', EVERY],
+  ['poetry', EVERY],
+  ['pipenv', EVERY],
+  ['bundle', EVERY],
+  ['direnv', EVERY],
+  ['mise', EVERY],
+  ['asdf', EVERY],
+  ['dotenv', EVERY],
+  ['chronic', EVERY],
+  ['run-one', EVERY],
+  ['tmux', EVERY_STRING],
+  ['screen', EVERY_STRING],
+  ['byobu', EVERY_STRING],
+  ['dtach', EVERY_STRING],
+  ['abduco', EVERY_STRING],
+  ['xterm', { everyWord: true, shellStrings: true, commandStringOptions: ['-e'] }],
+  ['capsh', { everyWord: true, commandStringOptions: ['-c'], programOptions: ['--shell'] }],
+  ['start-stop-daemon', { everyWord: true, programOptions: ['-x', '--exec', '-a', '--startas'] }],
+  [
+    'gdb',
+    {
+      commandStringOptions: [
+        '-ex',
+        '--ex',
+        '-eval-command',
+        '--eval-command',
+        '-iex',
+        '--iex',
+        '-init-eval-command',
+        '--init-eval-command',
+      ],
+      valuePrefixes: [/^\s*!/, /^\s*she(?:l|ll)?\s/, /^\s*(?:pipe|\|)[^|]*\|/],
+    },
+  ],
+  ['expect', { tcl: true, commandStringOptions: ['-c'] }],
+  ['socat', { addressPrefixes: /^(?:EXEC|SYSTEM):(.*)$/is }],
+  ['nc', { commandStringOptions: ['-e', '-c', '--exec', '--sh-exec'] }],
+  ['ncat', { commandStringOptions: ['-e', '-c', '--exec', '--sh-exec'] }],
+  ['netcat', { commandStringOptions: ['-e', '-c'] }],
+  ['nix-shell', { commandStringOptions: ['--run', '--command'] }],
 ]);
 
 /** Programs that read commands to run later from a file or their input (`at`, `batch`, `crontab`). */
