@@ -1,28 +1,12 @@
+import { programBaseName, runsTypedCommands } from '@conch/core';
+
 /**
  * Tables of programs, variables and options the policy knows about. Kept in one place so that
  * `docs/policy.md` can list exactly what is checked.
  */
 
-/** Shells: a string given to them with `-c`, or text fed to their stdin, is parsed as commands. */
-export const SHELL_PROGRAMS: ReadonlySet<string> = new Set([
-  'bash',
-  'sh',
-  'zsh',
-  'dash',
-  'ksh',
-  'mksh',
-  'ash',
-  'rbash',
-  'yash',
-  'posh',
-  'fish',
-]);
-
-/**
- * Programs that, in the foreground of a terminal, read commands typed at them: text that `respond` or
- * `send_control` types into one of these is checked like `execute`.
- */
-const INTERACTIVE_SHELLS: ReadonlySet<string> = new Set([...SHELL_PROGRAMS, 'tcsh', 'csh', 'ssh', 'busybox']);
+/** The one list of shells (from `@conch/core`): `-c` strings and text fed to them are parsed as commands. */
+export { SHELL_PROGRAMS } from '@conch/core';
 
 /** Language interpreters with a REPL: text typed into them cannot be checked as shell commands. */
 const INTERPRETERS: ReadonlySet<string> = new Set([
@@ -58,23 +42,14 @@ const INTERPRETERS: ReadonlySet<string> = new Set([
   'ocaml',
 ]);
 
-function programBase(argv0: string): string {
-  let name = argv0.trim();
-  if (name.startsWith('-')) name = name.slice(1); // login shells: "-bash"
-  const slash = name.lastIndexOf('/');
-  if (slash >= 0) name = name.slice(slash + 1);
-  // versioned binaries: python3.12, bash5
-  return name;
-}
-
 /**
  * True when `argv0` (a program name or path, as found in `/proc/PID/cmdline` or `ps`; a login shell's
- * leading `-` is ignored) is a shell that reads commands: bash, sh, zsh, dash, fish, ksh, mksh, ash, yash,
- * tcsh, csh, busybox, or ssh (a shell elsewhere). Text typed into such a foreground program must be
+ * leading `-` is ignored) runs commands typed at it: a shell of the one list, or a program that relays typed
+ * text to one (`script`, `tmux`, `screen`, `ssh`, `su` …). Text typed into such a foreground program is
  * checked with the policy like `execute`.
  */
 export function isShellProgram(argv0: string): boolean {
-  return INTERACTIVE_SHELLS.has(programBase(argv0));
+  return runsTypedCommands(argv0);
 }
 
 /**
@@ -83,7 +58,7 @@ export function isShellProgram(argv0: string): boolean {
  * list.
  */
 export function isInterpreterProgram(argv0: string): boolean {
-  const base = programBase(argv0);
+  const base = programBaseName(argv0);
   if (INTERPRETERS.has(base)) return true;
   const m = /^(python|perl|ruby|php|lua|node)[0-9.]*$/.exec(base);
   return m !== null;
