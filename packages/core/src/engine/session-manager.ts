@@ -1113,6 +1113,16 @@ export class SessionManager {
       }
     }
     command.pendingShellInput = typed.pending;
+    if (typed.lines.every((line) => line.trim() === '')) {
+      this.audit?.record({
+        kind,
+        session_id: command.sessionId,
+        command_id: command.id,
+        input: shown,
+        decision: 'allow',
+        reason: `typed into ${reader} without submitting a line: the whole line is checked when it is submitted`,
+      });
+    }
   }
 
   private forgetCommand(id: string): void {
