@@ -876,7 +876,13 @@ class Analyser {
   private runner(f: Finding, args: Arg[], info: InvocationInfo, spec: CommandRunner): void {
     const stringOptions = spec.commandStringOptions ?? [];
     const programOptions = spec.programOptions ?? [];
-    for (let i = 1; i < args.length; i++) {
+    let start = 1;
+    if (spec.after !== undefined) {
+      const at = args.findIndex((a, i) => i > 0 && a.isStatic && a.value === spec.after);
+      if (at < 0) return; // not running a command
+      start = at + 1;
+    }
+    for (let i = start; i < args.length; i++) {
       const a = args[i]!;
       if (!a.isStatic) {
         f.issues.push({

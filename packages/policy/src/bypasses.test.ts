@@ -12,6 +12,7 @@ function wrapping(name: string, spec: CommandRunner): string {
   const option = spec.commandStringOptions?.[0];
   if (spec.tcl) return `${name} ${option} 'spawn rm victim'`;
   if (option !== undefined && spec.valuePrefixes !== undefined) return `${name} ${option} '!rm victim'`;
+  if (spec.everyWord && spec.after !== undefined) return `${name} x ${spec.after} rm victim`;
   if (spec.everyWord) return `${name} rm victim`;
   if (option !== undefined) return `${name} ${option} 'rm victim'`;
   throw new Error(`no way to reach the command of ${name}`);
@@ -37,6 +38,9 @@ describe('wrappers (one table): each entry is checked as the command it runs', (
 
   it('a wrapper without a denied word stays allowed under "deny rm"', () => {
     expect(denyRm.evaluate('tmux new -d ls').decision).toBe('allow');
+    expect(denyRm.evaluate('ip link set dev "$IF" up').decision).toBe('allow');
+    expect(denyRm.evaluate('uv pip install rm').decision).toBe('allow');
+    expect(denyRm.evaluate('ip netns exec x rm victim').decision).toBe('deny');
     expect(denyRm.evaluate('gdb -batch -ex "info registers" ./a.out').decision).toBe('allow');
   });
 });

@@ -74,6 +74,11 @@ export interface CommandRunner {
    * of its own, and allowing it allows what it runs).
    */
   readonly everyWord?: boolean;
+  /**
+   * Only words after this subcommand word can start the command (`ip netns exec NS CMD`, `uv run CMD`):
+   * words before it are the tool's own and are not checked.
+   */
+  readonly after?: string;
   /** Those words may also be a command string run by a shell (`tmux new 'rm x'`): checked as one too. */
   readonly shellStrings?: boolean;
   /** Options whose value is a command string run by a shell (`capsh -c`, `ncat --sh-exec`). */
@@ -132,7 +137,7 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, CommandRunner> = new Map<strin
   ['sem', EVERY],
   ['setpriv', EVERY],
   ['dbus-launch', EVERY],
-  ['ip', EVERY],
+  ['ip', { everyWord: true, after: 'exec' }],
   ['perf', EVERY],
   ['sshpass', EVERY],
   ['ssh-agent', EVERY],
@@ -155,13 +160,13 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, CommandRunner> = new Map<strin
   ['aa-exec', EVERY],
   ['flatpak-spawn', EVERY],
   ['distrobox-enter', EVERY],
-  ['uv', EVERY],
-  ['poetry', EVERY],
-  ['pipenv', EVERY],
-  ['bundle', EVERY],
-  ['direnv', EVERY],
-  ['mise', EVERY],
-  ['asdf', EVERY],
+  ['uv', { everyWord: true, after: 'run' }],
+  ['poetry', { everyWord: true, after: 'run' }],
+  ['pipenv', { everyWord: true, after: 'run' }],
+  ['bundle', { everyWord: true, after: 'exec' }],
+  ['direnv', { everyWord: true, after: 'exec' }],
+  ['mise', { everyWord: true, after: 'exec' }],
+  ['asdf', { everyWord: true, after: 'exec' }],
   ['dotenv', EVERY],
   ['chronic', EVERY],
   ['run-one', EVERY],
