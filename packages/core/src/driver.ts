@@ -69,6 +69,11 @@ export interface TerminalProcess {
   killJob?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
   /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
   foregroundProgram?(): Promise<string | undefined>;
+  /**
+   * The names (command name, argv[0] and executable) of every process in the terminal's foreground process
+   * group, whatever that group is (also the terminal's own first process after `exec`), when known.
+   */
+  foregroundPrograms?(): Promise<string[] | undefined>;
   /** Kernel evidence of a blocked terminal read (local hosts); absent or `unknown` elsewhere. */
   inputWaitEvidence?(): Promise<InputWaitEvidence>;
   /** Releases every resource (fds, channels). Kills the process if it still runs. */
@@ -123,6 +128,8 @@ export interface Driver {
   removePrivateFile(path: string): Promise<void>;
   /** The host's default shell for a user (login shell) when none is given. */
   defaultShell(): Promise<string>;
+  /** The path of the executable program `name` (a path, or a name looked up in PATH), or undefined. */
+  findProgram?(name: string): Promise<string | undefined>;
   /** Releases the host (closes the connection, removes the private directory). */
   dispose(): Promise<void>;
   /** Fires when the host itself is gone (SSH connection lost). */

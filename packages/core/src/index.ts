@@ -31,13 +31,12 @@ export {
   type EngineDefaults,
   type EngineLimits,
 } from './engine/limits.js';
-export {
-  type AuditEntry,
-  type AuditSink,
-  type CommandPolicy,
-  type PolicyCommandVerdict,
-  type PolicyDecision,
-  SHELL_PROGRAMS,
+export type {
+  AuditEntry,
+  AuditSink,
+  CommandPolicy,
+  PolicyCommandVerdict,
+  PolicyDecision,
 } from './engine/policy-hook.js';
 export { SecretRedactor } from './engine/secret-redactor.js';
 export { Session, signalFromStatus } from './engine/session.js';
@@ -76,6 +75,7 @@ export {
   type PromptCertainty,
   PromptClassifier,
 } from './input/prompt-classifier.js';
+export { type TypedLines, typedLines } from './input/typed-line.js';
 export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
 // Output (SPEC §4)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
@@ -91,6 +91,14 @@ export {
   shellKindOf,
   shellQuote,
 } from './shell/shell-integration.js';
+export {
+  COMMAND_READERS,
+  isKnownShell,
+  isShellName,
+  programBaseName,
+  runsTypedCommands,
+  SHELL_PROGRAMS,
+} from './shell/shell-programs.js';
 // Wire types (SPEC §2)
 export type {
   AbortSignalLike,

@@ -182,7 +182,7 @@ describe('analyseCommand', () => {
     expect(rules('fc -s')).toContain('policy:fc');
     expect(rules('fc -l')).toEqual([]);
     expect(rules('exec < f')).toContain('policy:exec-stdin');
-    expect(rules('exec > log 2>&1')).toEqual([]);
+    expect(rules('exec > log 2>&1')).toEqual(['policy:redirect-to-file']);
   });
 
   it('flags assignments to protected variables, however they are made', () => {

@@ -7,16 +7,18 @@ import {
   parse,
   type Redirection,
   type SyntaxNode,
+  type Word,
 } from 'unbash';
 import { echoOutput, printfOutput } from './literal.js';
 import {
+  COMMAND_RUNNERS,
+  type CommandRunner,
   FIND_PRIMARIES_WITH_VALUE,
   FIND_SENSITIVE_PRIMARIES,
   GIT_BUILTIN_COMMANDS,
   GIT_GLOBAL_OPTIONS_WITH_VALUE,
   GIT_RISKY_SUBCOMMANDS,
   isProtectedVariable,
-  OPAQUE_RUNNERS,
   SCHEDULERS,
   SHELL_PROGRAMS,
   SYSTEM_BIN_DIRS,
@@ -26,6 +28,7 @@ import {
   assignedName,
   assignmentToArg,
   hereDocText,
+  holdsLiteralSubstitution,
   looksLikeArithmeticInjection,
   syntheticArg,
   wordToArg,
@@ -128,9 +131,35 @@ const FINDINGS_BUDGET = 20_000;
  * unwrapped, with the built-in issues found. Pure and independent of any rules.
  */
 export function analyseCommand(source: string, options: AnalyseOptions = {}): Finding[] {
+  const tooDeep = () => {
+    const fail = new Analyser(0);
+    fail.tooDeep(source);
+    return fail.findings;
+  };
+  if (nestingDepth(source) > MAX_NESTING) return tooDeep();
   const analyser = new Analyser(options.maxDepth ?? 8);
-  analyser.root(source, options.historyExpansion ?? true);
+  try {
+    analyser.root(source, options.historyExpansion ?? true);
+  } catch (error) {
+    // Fails closed: input nested past what the parser's recursion can follow is a denial, not a crash.
+    if (error instanceof RangeError) return tooDeep();
+    throw error;
+  }
   return analyser.findings;
+}
+
+/** Deepest nesting of brackets, braces and parentheses (`$(`, `((`, `{`, `[`) the policy parses. */
+export const MAX_NESTING = 100;
+
+/** How deep brackets nest in the raw text (quotes are not skipped, so this over-counts, failing closed). */
+function nestingDepth(source: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const ch of source) {
+    if (ch === '(' || ch === '{' || ch === '[') deepest = Math.max(deepest, ++depth);
+    else if ((ch === ')' || ch === '}' || ch === ']') && depth > 0) depth--;
+  }
+  return deepest;
 }
 
 /** Normalises a command name: `/usr/bin/../bin/rm` → `rm` (for both); `./x/rm` → `rm` and `x/rm`. */
@@ -172,6 +201,18 @@ class Analyser {
       });
     }
     this.script(source, ctx);
+  }
+
+  /** Records that the input nests past {@link MAX_NESTING}, the parser's depth limit. */
+  tooDeep(source: string): void {
+    this.construct(
+      source.slice(0, 200),
+      { source, depth: 0, stdin: TERMINAL, parent: undefined, via: undefined },
+      {
+        rule: 'policy:too-deep',
+        message: `the input nests brackets, substitutions or subshells more than ${MAX_NESTING} deep, past the parser's depth limit`,
+      },
+    );
   }
 
   /** Parses and walks a script (the input, or a string run as commands). */
@@ -295,6 +336,31 @@ class Analyser {
         this.parameterExpansion(node, ctx);
         forEachChild(node, (child) => this.visit(child, ctx));
         return;
+      case 'ArithmeticWord':
+        if (holdsLiteralSubstitution(node)) {
+          this.construct(ctx.source.slice(node.pos, node.end), ctx, arithmeticIssue(node.value));
+        }
+        forEachChild(node, (child) => this.visit(child, ctx));
+        return;
+      case 'TestBinary':
+      case 'TestUnary': {
+        const operands = node.type === 'TestBinary' ? [node.left, node.right] : [node.operand];
+        if (ARITHMETIC_TEST_OPERATORS.has(node.operator)) {
+          for (const w of operands) {
+            if (holdsLiteralSubstitution(w)) {
+              this.construct(ctx.source.slice(node.pos, node.end), ctx, arithmeticIssue(w.value));
+            }
+          }
+        }
+        forEachChild(node, (child) => this.visit(child, ctx));
+        return;
+      }
+      case 'Redirect': {
+        const issue = fileRedirectIssue(node);
+        if (issue !== undefined) this.construct(ctx.source.slice(node.pos, node.end), ctx, issue);
+        forEachChild(node, (child) => this.visit(child, ctx));
+        return;
+      }
       case 'HereDoc': {
         if (ctx.depth === 0 && node.closing === undefined) {
           this.construct(ctx.source.slice(node.pos, node.end), ctx, {
@@ -801,15 +867,22 @@ class Analyser {
         return;
       default:
         if (SHELL_PROGRAMS.has(f.name)) this.shell(f, args, info);
-        else if (OPAQUE_RUNNERS.has(f.name)) this.opaqueRunner(f, args, info);
+        else if (COMMAND_RUNNERS.has(f.name)) this.runner(f, args, info, COMMAND_RUNNERS.get(f.name)!);
         else if (SCHEDULERS.has(f.name)) this.scheduler(f, args, info);
     }
   }
 
-  /** A runner whose options are not modelled: every word that could start its command is checked. */
-  private opaqueRunner(f: Finding, args: Arg[], info: InvocationInfo): void {
-    let candidates = 0;
-    for (let i = 1; i < args.length; i++) {
+  /** A wrapper from {@link COMMAND_RUNNERS}: finds what it runs the way its table entry says. */
+  private runner(f: Finding, args: Arg[], info: InvocationInfo, spec: CommandRunner): void {
+    const stringOptions = spec.commandStringOptions ?? [];
+    const programOptions = spec.programOptions ?? [];
+    let start = 1;
+    if (spec.after !== undefined) {
+      const at = args.findIndex((a, i) => i > 0 && a.isStatic && a.value === spec.after);
+      if (at < 0) return; // not running a command
+      start = at + 1;
+    }
+    for (let i = start; i < args.length; i++) {
       const a = args[i]!;
       if (!a.isStatic) {
         f.issues.push({
@@ -818,26 +891,88 @@ class Analyser {
         });
         return;
       }
-      if (a.value.startsWith('-') || a.value.startsWith('+')) continue;
-      candidates++;
-      this.speculative++;
-      try {
+      const v = a.value;
+      const eq = v.startsWith('--') ? v.indexOf('=') : -1;
+      const option = eq > 0 ? v.slice(0, eq) : v;
+      const value = (): Arg | undefined => (eq > 0 ? syntheticArg(v.slice(eq + 1)) : args[i + 1]);
+      if (stringOptions.includes(option)) {
+        const script = value();
+        if (script !== undefined) this.runnerString(f, script, info, `${f.name} ${option}`, spec);
+        if (eq < 0) i++;
+        continue;
+      }
+      if (programOptions.includes(option)) {
+        const program = value();
+        if (program !== undefined) this.child(f, [program], info, undefined, false);
+        if (eq < 0) i++;
+        continue;
+      }
+      const address = spec.addressPrefixes?.exec(v);
+      if (address) {
+        this.shellString(f, [syntheticArg(address[1]!)], info, `${f.name} ${v.slice(0, v.indexOf(':'))}`);
+        continue;
+      }
+      if (!spec.everyWord || v.startsWith('-') || v.startsWith('+')) continue;
+      this.speculatively(() => {
+        const text = args
+          .slice(i)
+          .map((w) => w.text)
+          .join(' ');
         this.invocation(args.slice(i), {
           ...info,
-          text: args
-            .slice(i)
-            .map((w) => w.text)
-            .join(' '),
+          text,
           parent: f,
           offsetInParent: i,
           via: f.name,
           issues: [],
         });
-      } finally {
-        this.speculative--;
-      }
+        if (spec.shellStrings && /\s/.test(v)) this.nested(v, f, info.ctx, UNKNOWN, `in a ${f.name} string`);
+      });
     }
-    if (candidates === 0 && f.name === 'parallel') this.shellReadingStdin(f, info, 'parallel');
+    if (f.name === 'parallel' && !args.slice(1).some((a) => !a.value.startsWith('-')))
+      this.shellReadingStdin(f, info, 'parallel');
+  }
+
+  /** The value of a runner's command-string option: a shell string, a gdb `!cmd`, or Tcl `spawn cmd`. */
+  private runnerString(
+    f: Finding,
+    script: Arg,
+    info: InvocationInfo,
+    what: string,
+    spec: CommandRunner,
+  ): void {
+    if (!script.isStatic) {
+      f.issues.push(dynamicScript(what, 'its command string is only known at run time'));
+      return;
+    }
+    if (spec.tcl) {
+      // Tcl is not shell, but its commands that start programs take the program and its words.
+      for (const m of script.value.matchAll(/(?:^|[\s;[{])(?:spawn|exec|system)\s+([^;\n\]}]*)/g)) {
+        this.nested(m[1]!.replace(/^-\S*\s+/, ''), f, info.ctx, UNKNOWN, `in a ${what} script`);
+      }
+      return;
+    }
+    if (spec.valuePrefixes !== undefined) {
+      for (const prefix of spec.valuePrefixes) {
+        const m = prefix.exec(script.value);
+        if (m) {
+          this.shellString(f, [syntheticArg(script.value.slice(m[0].length))], info, what);
+          return;
+        }
+      }
+      return;
+    }
+    this.shellString(f, [script], info, what);
+  }
+
+  /** Runs `check` with its findings marked speculative (they only ever add denials). */
+  private speculatively(check: () => void): void {
+    this.speculative++;
+    try {
+      check();
+    } finally {
+      this.speculative--;
+    }
   }
 
   /** `at`, `batch`, `crontab`: commands to run later, read from input or a file. */
@@ -967,6 +1102,8 @@ class Analyser {
       )
         i++;
     }
+    // `su -s PROGRAM`, `runuser -u USER COMMAND…`: the program it runs is one of its words.
+    this.runner(f, args, info, { everyWord: true });
     this.shellReadingStdin(f, info, f.name);
   }
 
@@ -1136,7 +1273,10 @@ class Analyser {
       else if (f.openEnded) f.issues.push(dynamicScript(f.name, 'the command string comes from its input'));
       return;
     }
-    if (i < args.length && !sFlag) return; // runs a script file, like running any program
+    const file = args[i];
+    // A script file that is the shell's own input reads it like `bash -s`.
+    const fileIsStdin = file !== undefined && STDIN_PATHS.has(file.value);
+    if (file !== undefined && !sFlag && !fileIsStdin) return; // runs a script file, like running any program
     if (f.openEnded) {
       f.transparent = true;
       f.issues.push(dynamicScript(f.name, 'its script or file comes from its input at run time'));
@@ -1591,7 +1731,58 @@ function protectedIssue(name: string): Issue {
 function arithmeticIssue(value: string): Issue {
   return {
     rule: 'policy:arithmetic-injection',
-    message: `"${value.slice(0, 60)}" contains a command substitution in an array subscript, which bash runs if the text is ever evaluated arithmetically`,
+    message: `"${value.slice(0, 60)}" holds substitution syntax where bash evaluates it arithmetically (an array subscript there runs the substitution)`,
+  };
+}
+
+/** Paths through which a program reads its own standard input as a file. */
+const STDIN_PATHS: ReadonlySet<string> = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
+
+/** `[[ ]]` operators whose operands bash evaluates arithmetically (and so their array subscripts). */
+const ARITHMETIC_TEST_OPERATORS: ReadonlySet<string> = new Set([
+  '-eq',
+  '-ne',
+  '-lt',
+  '-le',
+  '-gt',
+  '-ge',
+  '-v',
+]);
+
+/** Redirection operators that open (and may create or truncate) the file they name. */
+const FILE_WRITING_REDIRECTS: ReadonlySet<string> = new Set(['>', '>>', '>|', '&>', '&>>', '<>']);
+
+/** Files output may be redirected to under an allow list without a rule allowing it. */
+export const HARMLESS_REDIRECT_TARGETS: ReadonlySet<string> = new Set([
+  '/dev/null',
+  '/dev/stdout',
+  '/dev/stderr',
+]);
+
+/** The rule that allows output redirection to files under an allow list: `--allow '>'`. */
+export const REDIRECT_RULE = '>';
+
+/**
+ * An output redirection to a file writes a file no allowed program was asked to write: under an allow list
+ * it is denied unless the rule {@link REDIRECT_RULE} is allowed. Targets that are fds or harmless devices pass.
+ */
+function fileRedirectIssue(node: { operator: string; target: Word | undefined }): Issue | undefined {
+  const target = node.target;
+  if (target === undefined) return undefined;
+  const arg = wordToArg(target);
+  if (node.operator === '>&' || node.operator === '<&') {
+    // `>&2`, `>&-`: a file descriptor; `>& file` (bash's `&>` spelling) opens a file.
+    if (arg.isStatic && /^(\d+-?|-)$/.test(arg.value)) return undefined;
+  } else if (!FILE_WRITING_REDIRECTS.has(node.operator)) {
+    return undefined;
+  }
+  if (arg.isStatic && (HARMLESS_REDIRECT_TARGETS.has(arg.value) || /^\/dev\/fd\/\d+$/.test(arg.value)))
+    return undefined;
+  return {
+    rule: 'policy:redirect-to-file',
+    message: `"${target.text}" is a file that the output redirection would write, which no allowed program was asked to do (allow it with the rule "${REDIRECT_RULE}")`,
+    allowListOnly: true,
+    waiver: { program: REDIRECT_RULE, words: [] },
   };
 }
 

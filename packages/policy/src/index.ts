@@ -6,7 +6,16 @@
  * A guardrail for agents, not a sandbox: see docs/policy.md.
  */
 
-export { type AnalyseOptions, analyseCommand, type Finding, type Issue, normaliseName } from './analyse.js';
+export {
+  type AnalyseOptions,
+  analyseCommand,
+  type Finding,
+  HARMLESS_REDIRECT_TARGETS,
+  type Issue,
+  MAX_NESTING,
+  normaliseName,
+  REDIRECT_RULE,
+} from './analyse.js';
 export { type AuditLog, type AuditRecord, createAuditLog } from './audit.js';
 export {
   EMPTY_POLICY_CONFIG,
@@ -32,6 +41,8 @@ export {
   policyDeniedError,
 } from './policy.js';
 export {
+  COMMAND_RUNNERS,
+  type CommandRunner,
   isInterpreterProgram,
   isProtectedVariable,
   isShellProgram,

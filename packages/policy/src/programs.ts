@@ -1,28 +1,12 @@
+import { programBaseName, runsTypedCommands } from '@conch/core';
+
 /**
  * Tables of programs, variables and options the policy knows about. Kept in one place so that
  * `docs/policy.md` can list exactly what is checked.
  */
 
-/** Shells: a string given to them with `-c`, or text fed to their stdin, is parsed as commands. */
-export const SHELL_PROGRAMS: ReadonlySet<string> = new Set([
-  'bash',
-  'sh',
-  'zsh',
-  'dash',
-  'ksh',
-  'mksh',
-  'ash',
-  'rbash',
-  'yash',
-  'posh',
-  'fish',
-]);
-
-/**
- * Programs that, in the foreground of a terminal, read commands typed at them: text that `respond` or
- * `send_control` types into one of these is checked like `execute`.
- */
-const INTERACTIVE_SHELLS: ReadonlySet<string> = new Set([...SHELL_PROGRAMS, 'tcsh', 'csh', 'ssh', 'busybox']);
+/** The one list of shells (from `@conch/core`): `-c` strings and text fed to them are parsed as commands. */
+export { SHELL_PROGRAMS } from '@conch/core';
 
 /** Language interpreters with a REPL: text typed into them cannot be checked as shell commands. */
 const INTERPRETERS: ReadonlySet<string> = new Set([
@@ -58,23 +42,14 @@ const INTERPRETERS: ReadonlySet<string> = new Set([
   'ocaml',
 ]);
 
-function programBase(argv0: string): string {
-  let name = argv0.trim();
-  if (name.startsWith('-')) name = name.slice(1); // login shells: "-bash"
-  const slash = name.lastIndexOf('/');
-  if (slash >= 0) name = name.slice(slash + 1);
-  // versioned binaries: python3.12, bash5
-  return name;
-}
-
 /**
  * True when `argv0` (a program name or path, as found in `/proc/PID/cmdline` or `ps`; a login shell's
- * leading `-` is ignored) is a shell that reads commands: bash, sh, zsh, dash, fish, ksh, mksh, ash, yash,
- * tcsh, csh, busybox, or ssh (a shell elsewhere). Text typed into such a foreground program must be
+ * leading `-` is ignored) runs commands typed at it: a shell of the one list, or a program that relays typed
+ * text to one (`script`, `tmux`, `screen`, `ssh`, `su` …). Text typed into such a foreground program is
  * checked with the policy like `execute`.
  */
 export function isShellProgram(argv0: string): boolean {
-  return INTERACTIVE_SHELLS.has(programBase(argv0));
+  return runsTypedCommands(argv0);
 }
 
 /**
@@ -83,51 +58,148 @@ export function isShellProgram(argv0: string): boolean {
  * list.
  */
 export function isInterpreterProgram(argv0: string): boolean {
-  const base = programBase(argv0);
+  const base = programBaseName(argv0);
   if (INTERPRETERS.has(base)) return true;
   const m = /^(python|perl|ruby|php|lua|node)[0-9.]*$/.exec(base);
   return m !== null;
 }
 
 /**
- * Programs that run another command given after options this policy does not model exactly (tracers,
- * privilege and namespace tools, resource limiters). Every word after them that could start the command is
- * checked as a command, speculatively (a deny rule or built-in check on any of them denies). Under an allow
- * list the runner needs an allow rule of its own, and allowing it allows what it runs.
+ * How a program that runs another command (a wrapper) is read. Every field is optional.
  */
-export const OPAQUE_RUNNERS: ReadonlySet<string> = new Set([
-  'strace',
-  'ltrace',
-  'valgrind',
-  'pkexec',
-  'sg',
-  'unshare',
-  'nsenter',
-  'chrt',
-  'prlimit',
-  'numactl',
-  'systemd-run',
-  'firejail',
-  'bwrap',
-  'unbuffer',
-  'catchsegv',
-  'faketime',
-  'torsocks',
-  'proxychains',
-  'proxychains4',
-  'xvfb-run',
-  'dbus-run-session',
-  'cgexec',
-  'parallel',
-  'nocache',
-  'eatmydata',
-  'fakeroot',
-  'fakechroot',
-  'trickle',
-  'cpulimit',
-  'chpst',
-  'runcon',
-  'sem',
+export interface CommandRunner {
+  /**
+   * Options are not modelled: every word that could start the command is checked as one, speculatively (a
+   * deny rule or built-in check on any of them denies; under an allow list the wrapper needs an allow rule
+   * of its own, and allowing it allows what it runs).
+   */
+  readonly everyWord?: boolean;
+  /**
+   * Only words after this subcommand word can start the command (`ip netns exec NS CMD`, `uv run CMD`):
+   * words before it are the tool's own and are not checked.
+   */
+  readonly after?: string;
+  /** Those words may also be a command string run by a shell (`tmux new 'rm x'`): checked as one too. */
+  readonly shellStrings?: boolean;
+  /** Options whose value is a command string run by a shell (`capsh -c`, `ncat --sh-exec`). */
+  readonly commandStringOptions?: readonly string[];
+  /** Options whose value is a program it runs (`start-stop-daemon -x`, `capsh --shell`). */
+  readonly programOptions?: readonly string[];
+  /** For `commandStringOptions`: only a value starting with one of these (removed) is a shell command. */
+  readonly valuePrefixes?: readonly RegExp[];
+  /** Words such as `EXEC:cmd` / `SYSTEM:cmd` (socat): group 1 is a command string. */
+  readonly addressPrefixes?: RegExp;
+  /** The `commandStringOptions` values are Tcl (expect): its `spawn`/`exec`/`system` commands are checked. */
+  readonly tcl?: boolean;
+}
+
+const EVERY: CommandRunner = { everyWord: true };
+const EVERY_STRING: CommandRunner = { everyWord: true, shellStrings: true };
+
+/**
+ * Wrappers without a handler of their own: programs that run a command given to them, with how to find it
+ * (one table; each entry has a test). Sources: privilege, namespace, tracing, resource and scheduling tools,
+ * terminal multiplexers, project environment runners, and public catalogues of programs that execute
+ * commands for others (GTFOBins "shell" and "command" functions).
+ */
+export const COMMAND_RUNNERS: ReadonlyMap<string, CommandRunner> = new Map<string, CommandRunner>([
+  ['strace', EVERY],
+  ['ltrace', EVERY],
+  ['valgrind', EVERY],
+  ['pkexec', EVERY],
+  ['sg', EVERY],
+  ['unshare', EVERY],
+  ['nsenter', EVERY],
+  ['chrt', EVERY],
+  ['prlimit', EVERY],
+  ['numactl', EVERY],
+  ['systemd-run', EVERY],
+  ['firejail', EVERY],
+  ['bwrap', EVERY],
+  ['unbuffer', EVERY],
+  ['catchsegv', EVERY],
+  ['faketime', EVERY],
+  ['torsocks', EVERY],
+  ['proxychains', EVERY],
+  ['proxychains4', EVERY],
+  ['xvfb-run', EVERY],
+  ['dbus-run-session', EVERY],
+  ['cgexec', EVERY],
+  ['parallel', EVERY],
+  ['nocache', EVERY],
+  ['eatmydata', EVERY],
+  ['fakeroot', EVERY],
+  ['fakechroot', EVERY],
+  ['trickle', EVERY],
+  ['cpulimit', EVERY],
+  ['chpst', EVERY],
+  ['runcon', EVERY],
+  ['sem', EVERY],
+  ['setpriv', EVERY],
+  ['dbus-launch', EVERY],
+  ['ip', { everyWord: true, after: 'exec' }],
+  ['perf', EVERY],
+  ['sshpass', EVERY],
+  ['ssh-agent', EVERY],
+  ['entr', EVERY],
+  ['setarch', EVERY],
+  ['linux32', EVERY],
+  ['linux64', EVERY],
+  ['schroot', EVERY],
+  ['proot', EVERY],
+  ['gosu', EVERY],
+  ['su-exec', EVERY],
+  ['tini', EVERY],
+  ['dumb-init', EVERY],
+  ['setuidgid', EVERY],
+  ['envuidgid', EVERY],
+  ['softlimit', EVERY],
+  ['daemonize', EVERY],
+  ['rlwrap', EVERY],
+  ['torify', EVERY],
+  ['aa-exec', EVERY],
+  ['flatpak-spawn', EVERY],
+  ['distrobox-enter', EVERY],
+  ['uv', { everyWord: true, after: 'run' }],
+  ['poetry', { everyWord: true, after: 'run' }],
+  ['pipenv', { everyWord: true, after: 'run' }],
+  ['bundle', { everyWord: true, after: 'exec' }],
+  ['direnv', { everyWord: true, after: 'exec' }],
+  ['mise', { everyWord: true, after: 'exec' }],
+  ['asdf', { everyWord: true, after: 'exec' }],
+  ['dotenv', EVERY],
+  ['chronic', EVERY],
+  ['run-one', EVERY],
+  ['tmux', EVERY_STRING],
+  ['screen', EVERY_STRING],
+  ['byobu', EVERY_STRING],
+  ['dtach', EVERY_STRING],
+  ['abduco', EVERY_STRING],
+  ['xterm', { everyWord: true, shellStrings: true, commandStringOptions: ['-e'] }],
+  ['capsh', { everyWord: true, commandStringOptions: ['-c'], programOptions: ['--shell'] }],
+  ['start-stop-daemon', { everyWord: true, programOptions: ['-x', '--exec', '-a', '--startas'] }],
+  [
+    'gdb',
+    {
+      commandStringOptions: [
+        '-ex',
+        '--ex',
+        '-eval-command',
+        '--eval-command',
+        '-iex',
+        '--iex',
+        '-init-eval-command',
+        '--init-eval-command',
+      ],
+      valuePrefixes: [/^\s*!/, /^\s*she(?:l|ll)?\s/, /^\s*(?:pipe|\|)[^|]*\|/],
+    },
+  ],
+  ['expect', { tcl: true, commandStringOptions: ['-c'] }],
+  ['socat', { addressPrefixes: /^(?:EXEC|SYSTEM):(.*)$/is }],
+  ['nc', { commandStringOptions: ['-e', '-c', '--exec', '--sh-exec'] }],
+  ['ncat', { commandStringOptions: ['-e', '-c', '--exec', '--sh-exec'] }],
+  ['netcat', { commandStringOptions: ['-e', '-c'] }],
+  ['nix-shell', { commandStringOptions: ['--run', '--command'] }],
 ]);
 
 /** Programs that read commands to run later from a file or their input (`at`, `batch`, `crontab`). */

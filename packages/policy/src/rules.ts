@@ -1,7 +1,7 @@
 import { ConchError, ErrorCode } from '@conch/core';
 import { parse } from 'unbash';
 import type { Finding } from './analyse.js';
-import { normaliseName } from './analyse.js';
+import { normaliseName, REDIRECT_RULE } from './analyse.js';
 import { wordToArg } from './words.js';
 
 /**
@@ -54,6 +54,10 @@ export function compileRule(rule: Rule, kind: 'allow' | 'deny'): CompiledRule {
     );
   if (prefix === '*') return { kind, prefix, words: [], all: true, label: `${kind} *`, match, notMatch };
   if (prefix === '') throw bad('it is empty');
+  if (prefix === REDIRECT_RULE) {
+    // Not a command: allows output redirection to files under an allow list.
+    return { kind, prefix, words: [REDIRECT_RULE], all: false, label: `${kind} ${prefix}`, match, notMatch };
+  }
   const ast = parse(prefix);
   if (ast.errors !== undefined && ast.errors.length > 0)
     throw bad(`it is not valid shell syntax (${ast.errors[0]!.message})`);
@@ -77,7 +81,8 @@ export function compileRule(rule: Rule, kind: 'allow' | 'deny'): CompiledRule {
 }
 
 /**
- * True when a deny rule matches the finding: the name and each following word equal the rule's words. A word
+ * True when a deny rule matches the finding: the name (in any case) and each following word equal the rule's
+ * words. A word
  * only known at run time could be anything, so it matches; a command that gets more arguments at run time
  * (`xargs`) matches a longer rule.
  */
@@ -88,7 +93,8 @@ export function denyRuleMatches(rule: CompiledRule, f: Finding): boolean {
   if (rule.all) return true;
   const w0 = rule.words[0]!;
   const name = w0.includes('/') ? f.allowName : f.name;
-  if (name !== w0) return false;
+  // Case-insensitive file systems run `RM` as `rm`: deny rules match the program name in any case.
+  if (name.toLowerCase() !== w0.toLowerCase()) return false;
   for (let k = 1; k < rule.words.length; k++) {
     const a = f.args[k];
     if (a === undefined) return f.openEnded;

@@ -97,3 +97,33 @@ export function assignedName(value: string): string | undefined {
 export function looksLikeArithmeticInjection(value: string): boolean {
   return /\[[^\]]*(\$\(|`)/.test(value);
 }
+
+/** Substitution syntax that arithmetic evaluation of an array subscript would run: `$(`, a backtick, `$[`. */
+const SUBSTITUTION_SYNTAX = /\$\(|`|\$\[/;
+
+/**
+ * True when the literal (quoted or escaped) text of a word holds substitution syntax. In an arithmetic
+ * context bash evaluates array subscripts in that text, running the substitution, although no parser sees a
+ * command there. Substitutions that the shell itself expands are parsed and checked as commands instead.
+ */
+export function holdsLiteralSubstitution(word: {
+  readonly value: string;
+  readonly parts?: readonly WordPart[] | undefined;
+}): boolean {
+  if (word.parts === undefined) return SUBSTITUTION_SYNTAX.test(word.value);
+  return word.parts.some(partHoldsSubstitution);
+}
+
+function partHoldsSubstitution(part: WordPart): boolean {
+  switch (part.type) {
+    case 'Literal':
+    case 'SingleQuoted':
+    case 'AnsiCQuoted':
+      return SUBSTITUTION_SYNTAX.test(part.value);
+    case 'DoubleQuoted':
+    case 'LocaleString':
+      return part.parts.some(partHoldsSubstitution);
+    default:
+      return false;
+  }
+}

@@ -11,6 +11,7 @@ import {
   mkdirSync,
   mkdtempSync,
   rmSync,
+  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -164,6 +165,9 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         // already gone
       }
     },
+    async findProgram(name: string) {
+      return findExecutable(name);
+    },
     async defaultShell() {
       let shell: string | undefined;
       try {
@@ -180,4 +184,24 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
       rmSync(privateDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The path of an executable regular file: `name` itself when it has a slash, else looked up in PATH. */
+function findExecutable(name: string): string | undefined {
+  const candidates = name.includes('/')
+    ? [resolve(name)]
+    : (process.env.PATH ?? '/usr/bin:/bin')
+        .split(':')
+        .filter((dir) => dir.startsWith('/'))
+        .map((dir) => join(dir, name));
+  for (const path of candidates) {
+    try {
+      if (!statSync(path).isFile()) continue;
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not there, or not executable
+    }
+  }
+  return undefined;
 }

@@ -15,6 +15,7 @@ import {
   type TerminalProcess,
 } from '@conch/core';
 import type { IPty } from 'node-pty';
+import { foregroundGroupNames } from './foreground.js';
 import { hasFdOpen, readStat, readWchan, snapshotProcesses } from './proc-fs.js';
 import { killTree } from './tree-killer.js';
 
@@ -225,6 +226,11 @@ export class PtyProcess implements TerminalProcess {
     } catch {
       return false;
     }
+  }
+
+  async foregroundPrograms(): Promise<string[] | undefined> {
+    if (this.exited || this.pid === undefined) return undefined;
+    return foregroundGroupNames(this.pid);
   }
 
   async foregroundProgram(): Promise<string | undefined> {

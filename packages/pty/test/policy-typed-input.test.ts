@@ -66,3 +66,42 @@ it('lets a non-shell program receive the same text (it is data there, not a comm
   expect(done.output).toContain('got rm victim');
   expect(existsSync(join(work, 'victim'))).toBe(true);
 });
+
+it('names every process of the foreground group from /proc, also the terminal leader after exec', async () => {
+  const proc = await driver.spawn({
+    file: '/bin/bash',
+    args: ['--norc', '--noprofile', '-c', 'exec -a notashell /bin/bash --norc --noprofile -i'],
+    cwd: work,
+    env: {},
+    cols: 80,
+    rows: 24,
+  });
+  try {
+    // Wait for the condition: the shell waits for input on the terminal (kernel evidence).
+    const reading = async () =>
+      ['blocked_read', 'polling'].includes((await proc.inputWaitEvidence?.()) ?? '');
+    for (let i = 0; i < 800 && !(await reading()); i++) await new Promise((r) => setTimeout(r, 25));
+    const names = (await proc.foregroundPrograms?.()) ?? [];
+    expect(names).toContain('notashell');
+    expect(names).toContain('bash');
+    expect(await reading()).toBe(true);
+  } finally {
+    proc.dispose();
+  }
+});
+
+it('refuses type-ahead and line-editing keys typed into a shell', async () => {
+  const r = await manager.execute({ command: 'sleep 60; bash --norc', pause_timeout: 0.3 });
+  await expect(manager.respond({ command_id: r.command_id, text: 'rm victim' })).rejects.toMatchObject({
+    code: 'POLICY_DENIED',
+    message: expect.stringContaining('type-ahead'),
+  });
+  await manager.killProcess({ command_id: r.command_id });
+  const inner = await manager.execute({ command: 'bash --norc --noprofile -i', pause_timeout: 2 });
+  await manager.respond({ command_id: inner.command_id, text: 'echo rm victim', pause_timeout: 0.5 });
+  await expect(
+    manager.sendControl({ command_id: inner.command_id, key: ['up', 'home', 'delete', 'enter'] }),
+  ).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+  expect(existsSync(join(work, 'victim'))).toBe(true);
+  await manager.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });
+});

@@ -20,6 +20,8 @@ export interface CommandTerminal {
   addSecret(secret: string): void;
   /** Name of the program in the terminal's foreground, when the host can tell. */
   foregroundProgram(): Promise<string | undefined>;
+  /** Every name of every process in the terminal's foreground process group (empty when unknown). */
+  foregroundPrograms(): Promise<string[]>;
 }
 
 /** Everything a Command is created with. */

@@ -44,17 +44,3 @@ export interface AuditEntry {
 export interface AuditSink {
   record(entry: AuditEntry): void;
 }
-
-/** Programs that read commands: text typed into them is checked like `execute`. */
-export const SHELL_PROGRAMS: readonly string[] = [
-  'bash',
-  'sh',
-  'zsh',
-  'dash',
-  'fish',
-  'ksh',
-  'mksh',
-  'ash',
-  'ssh',
-  'busybox',
-];

@@ -249,7 +249,10 @@ describe('SessionManager', () => {
     expect(shell.written.length).toBe(before);
     expect(manager.checkCommand('rm x').decision).toBe('deny');
     // A shell started by an allowed command: what is typed into it is checked too, even in pieces.
-    driver.script('subshell', (c) => c.onInput(() => {}));
+    driver.script('subshell', (c) => {
+      c.setInputWait('blocked_read');
+      c.onInput(() => {});
+    });
     const sub = await settled(clock, manager.execute({ command: 'subshell', pause_timeout: 0 }));
     shell.foreground = 'bash';
     await settled(

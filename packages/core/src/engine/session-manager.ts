@@ -7,8 +7,10 @@ import type { Clock } from '../clock.js';
 import type { Driver, KillReport, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { encodeKeys } from '../input/key-map.js';
+import { typedLines } from '../input/typed-line.js';
 import { OutputLog } from '../output/output-log.js';
-import { ShellIntegration, shellKindOf } from '../shell/shell-integration.js';
+import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
+import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
 import type {
   CallContext,
   CloseSessionResult,
@@ -21,7 +23,7 @@ import type {
 import { Command, type CommandTerminal } from './command.js';
 import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
-import { type AuditSink, type CommandPolicy, type PolicyDecision, SHELL_PROGRAMS } from './policy-hook.js';
+import type { AuditSink, CommandPolicy, PolicyDecision } from './policy-hook.js';
 import { Session, signalFromStatus } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
 import { type WaitOutcome, type WaitSpec, waitForCommand } from './waiter.js';
@@ -192,6 +194,7 @@ export class SessionManager {
     const cols = this.checkSize('cols', request.cols ?? this.defaults.cols, this.limits.maxCols);
     const rows = this.checkSize('rows', request.rows ?? this.defaults.rows, this.limits.maxRows);
     if (request.env !== undefined) this.checkEnv(request.env);
+    if (request.shell !== undefined) await this.checkShell(request.shell, driver);
     const id = request.id ?? this.uniqueSessionId();
     const shell = request.shell ?? this.defaults.shell ?? (await driver.defaultShell());
     const shellKind = shellKindOf(shell);
@@ -403,10 +406,11 @@ export class SessionManager {
     const spec = this.waitSpec(request, true);
     const enter = request.enter !== false;
     const secret = request.secret === true;
-    await this.checkTypedInput(command, text, enter, secret);
+    const bytes = enter ? `${text}\r` : text;
+    await this.checkTypedInput(command, bytes, 'respond', secret);
     if (secret) command.terminal.addSecret(text);
     command.markInputSent();
-    await command.terminal.write(enter ? `${text}\r` : text, this.defaults.writeDeadlineMs);
+    await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
     return this.result(command, outcome, this.maxChars(undefined));
   }
@@ -416,12 +420,7 @@ export class SessionManager {
     const command = this.getLiveCommand(request.command_id);
     const bytes = encodeKeys(request.key, { applicationCursor: command.log.applicationCursor });
     const spec = this.waitSpec(request, true);
-    const keys = Array.isArray(request.key) ? request.key : [request.key];
-    const pressesEnter = keys.some((k) => /^(enter|return|ctrl[-+]?m|c-m|\^m)$/i.test(k.replace(/\s/g, '')));
-    if (pressesEnter) await this.checkTypedInput(command, '', true, false);
-    else if (keys.some((k) => /^(ctrl[-+]?[cu]|c-[cu]|\^[cu])$/i.test(k.replace(/\s/g, '')))) {
-      command.pendingShellInput = '';
-    }
+    await this.checkTypedInput(command, bytes, 'send_control', false);
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
@@ -652,6 +651,7 @@ export class SessionManager {
       screen: () => session.screenSnapshot(),
       addSecret: (secret) => session.addSecret(secret),
       foregroundProgram: async () => (await session.proc?.foregroundProgram?.()) ?? undefined,
+      foregroundPrograms: async () => foregroundProgramsOf(session.proc),
     };
     const command = new Command({
       id,
@@ -698,6 +698,7 @@ export class SessionManager {
       screen: async () => screen?.snapshot(),
       addSecret: (secret) => stream.redactor.add(secret),
       foregroundProgram: async () => (await proc?.foregroundProgram?.()) ?? undefined,
+      foregroundPrograms: async () => foregroundProgramsOf(proc),
     };
     const command = new Command({
       id,
@@ -888,11 +889,61 @@ export class SessionManager {
     return value;
   }
 
+  /**
+   * A session's shell, checked before anything runs: a program the host can run and, under a policy, a
+   * known shell (any other program or script would run before any command is checked).
+   */
+  private async checkShell(shell: string, driver: Driver): Promise<void> {
+    const choices = `a known shell (${[...SHELL_PROGRAMS].join(', ')}) by name or in /bin, /usr/bin or /usr/local/bin`;
+    if (typeof shell !== 'string' || shell.trim() === '' || /[\u0000-\u001f\u007f]/.test(shell)) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid shell ${JSON.stringify(shell)}.`, {
+        hint: `Give ${choices}.`,
+      });
+    }
+    if (this.policy?.active && !isKnownShell(shell)) {
+      const reason = `the shell ${JSON.stringify(shell)} is not a known shell, and under a policy only known shells start sessions`;
+      this.audit?.record({ kind: 'execute', input: `create_local shell=${shell}`, decision: 'deny', reason });
+      throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${reason}.`, {
+        hint: `Give ${choices}.`,
+      });
+    }
+    if (driver.findProgram !== undefined && (await driver.findProgram(shell)) === undefined) {
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid shell ${JSON.stringify(shell)}: no such executable program on the host.`,
+        { hint: `Give ${choices}.` },
+      );
+    }
+  }
+
   private checkEnv(env: Record<string, string>): void {
     for (const [key, value] of Object.entries(env)) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
         throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid env entry ${JSON.stringify(key)}.`, {
           hint: 'env maps variable names ([A-Za-z_][A-Za-z0-9_]*) to strings without NUL.',
+        });
+      }
+    }
+    if (!this.policy?.active) return;
+    // Under a policy, env obeys the rules for assignments (PATH, BASH_ENV, PROMPT_COMMAND … change what
+    // later commands mean). The values are not echoed or audited: they may be secrets.
+    for (const [key, value] of Object.entries(env)) {
+      const decision = this.policy.evaluate(`${key}=${shellQuote(value)}`, { historyExpansion: false });
+      const rules = decision.commands.filter((c) => c.decision === 'deny').map((c) => c.rule ?? 'policy');
+      const reason =
+        decision.decision === 'deny'
+          ? `the env entry ${key} is denied (${[...new Set(rules)].join(', ')}): setting it changes what later commands mean`
+          : `the env entry ${key} is allowed`;
+      this.audit?.record({
+        kind: 'execute',
+        input: `create_local env ${key}=…`,
+        decision: decision.decision,
+        reason,
+      });
+      if (decision.decision === 'deny') {
+        throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${reason}.`, {
+          hint: 'Nothing was started. Leave the variable out of env.',
+          data: { env: key },
         });
       }
     }
@@ -933,6 +984,7 @@ export class SessionManager {
     kind: 'execute' | 'respond' | 'send_control',
     sessionId: string,
     commandId?: string,
+    secret = false,
   ): void {
     if (!this.policy?.active) {
       // No rules, nothing to decide; the audit log still sees every command.
@@ -955,10 +1007,19 @@ export class SessionManager {
       kind,
       session_id: sessionId,
       ...(commandId === undefined ? {} : { command_id: commandId }),
-      input: text,
+      input: secret ? SECRET_WITHHELD : text,
       decision: decision.decision,
-      reason: decision.reason,
+      reason: secret
+        ? `${decision.decision} (the reason names the secret text, so it is withheld)`
+        : decision.reason,
     });
+    if (decision.decision === 'deny' && secret) {
+      throw new ConchError(
+        ErrorCode.POLICY_DENIED,
+        'Denied by policy: the secret text, typed into a program that runs typed commands, would run a command the policy denies (details withheld so the secret is not echoed).',
+        { hint: 'Nothing was typed. Secret text must not be a command the policy denies.' },
+      );
+    }
     if (decision.decision === 'deny') {
       const denied = decision.commands.find((c) => c.decision === 'deny');
       throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${decision.reason}`, {
@@ -972,44 +1033,95 @@ export class SessionManager {
   }
 
   /**
-   * Text typed into a foreground program that is itself a shell (or ssh) is checked like `execute`:
-   * partial input is collected until Enter, so a command cannot be smuggled in pieces.
+   * The typed-input gate. Under a policy: text is typed only while the foreground program is itself blocked
+   * reading the terminal (kernel evidence; otherwise whichever program reads next gets it); into a program
+   * that runs typed commands (a shell of any name, `script`, `tmux`, `ssh` …, recognised from every process
+   * of the foreground group), only whole lines are typed, each checked like `execute` when a byte submits it,
+   * and keys that edit the line or recall history are refused. Secret text is checked but never audited.
    */
   private async checkTypedInput(
     command: Command,
-    text: string,
-    enter: boolean,
+    bytes: string,
+    kind: 'respond' | 'send_control',
     secret: boolean,
   ): Promise<void> {
     if (!this.policy?.active) return;
-    if (secret) return;
-    const program = await command.terminal.foregroundProgram();
-    const isShell =
-      program !== undefined && SHELL_PROGRAMS.includes(program.replace(/^-/, '').split('/').pop() ?? '');
-    if (!isShell) {
+    const shown = secret ? SECRET_WITHHELD : bytes;
+    const refuse = (reason: string): never => {
       this.audit?.record({
-        kind: 'respond',
+        kind,
         session_id: command.sessionId,
         command_id: command.id,
-        input: text,
+        input: shown,
+        decision: 'deny',
+        reason,
+      });
+      throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${reason}`, {
+        hint: 'Nothing was typed. Under a policy, type whole command lines into a shell (respond with enter), one at a time, while it waits for input.',
+        data: { kind },
+      });
+    };
+    const typed = typedLines(command.pendingShellInput, bytes);
+    if (typed.onlySignals) {
+      command.pendingShellInput = typed.pending;
+      this.audit?.record({
+        kind,
+        session_id: command.sessionId,
+        command_id: command.id,
+        input: shown,
         decision: 'allow',
-        reason: `typed into ${program ?? 'a program'} (not a shell)`,
+        reason: 'signal keys only (Ctrl+C, Ctrl+Z, Ctrl+\\)',
       });
       return;
     }
-    const line = command.pendingShellInput + text;
-    if (!enter && !/[\r\n]/.test(text)) {
-      command.pendingShellInput = line;
+    const programs = await command.terminal.foregroundPrograms().catch(() => []);
+    const name = programs[0] ?? 'the foreground program';
+    const evidence = await command.terminal.inputWaitEvidence().catch(() => 'unknown' as const);
+    if (evidence !== 'blocked_read' && evidence !== 'polling') {
+      refuse(
+        `type-ahead: ${name} is not reading the terminal (${evidence === 'no' ? 'it is busy' : 'no kernel evidence that it waits for input'}), so the text would go to whichever program reads next`,
+      );
+    }
+    const reader = programs.find((p) => runsTypedCommands(p));
+    if (reader === undefined) {
+      this.audit?.record({
+        kind,
+        session_id: command.sessionId,
+        command_id: command.id,
+        input: shown,
+        decision: 'allow',
+        reason: `typed into ${name}, which does not run typed commands`,
+      });
       return;
     }
-    command.pendingShellInput = '';
-    if (line.trim() === '') return;
-    try {
-      this.checkPolicy(line, 'respond', command.sessionId, command.id);
-    } catch (error) {
-      // Clear what was already typed on that line (Ctrl+U), so the denied command cannot complete later.
-      if (line !== text) await command.terminal.write('\x15', this.defaults.writeDeadlineMs).catch(() => {});
-      throw error;
+    if (typed.refusedKey !== undefined) {
+      refuse(
+        `${typed.refusedKey} typed into ${reader} edits the line or recalls history after it was checked; under a policy only whole lines are typed into a shell`,
+      );
+    }
+    for (const line of typed.lines) {
+      if (line.trim() === '') continue;
+      try {
+        this.checkPolicy(line, kind, command.sessionId, command.id, secret);
+      } catch (error) {
+        // Clear what was already typed on that line (Ctrl+U), so the denied command cannot complete later.
+        if (command.pendingShellInput !== '') {
+          command.pendingShellInput = '';
+          await command.terminal.write('\x15', this.defaults.writeDeadlineMs).catch(() => {});
+        }
+        throw error;
+      }
+    }
+    command.pendingShellInput = typed.pending;
+    if (typed.lines.every((line) => line.trim() === '')) {
+      this.audit?.record({
+        kind,
+        session_id: command.sessionId,
+        command_id: command.id,
+        input: shown,
+        decision: 'allow',
+        reason: `typed into ${reader} without submitting a line: the whole line is checked when it is submitted`,
+      });
     }
   }
 
@@ -1037,4 +1149,16 @@ export class SessionManager {
       }
     });
   }
+}
+
+/** What the audit log says instead of secret input. */
+const SECRET_WITHHELD = '(secret input withheld)';
+
+/** Every name the foreground process group of a terminal is known by (falls back to its leader's name). */
+async function foregroundProgramsOf(proc: TerminalProcess | undefined): Promise<string[]> {
+  if (!proc) return [];
+  const all = await proc.foregroundPrograms?.();
+  if (all !== undefined) return all;
+  const one = await proc.foregroundProgram?.();
+  return one === undefined ? [] : [one];
 }
