@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 
@@ -57,4 +58,38 @@ describe('hostile input never stalls or confuses the server', () => {
     expect(bad.error?.message).toContain('NUL');
     expect((await h.exec('echo fine')).output).toBe('fine');
   });
+
+  const SECRET = 'pw4XYZsecret9';
+  const programs: Array<[string, string]> = [
+    ['grep --color highlighting a part', 'echo "$pw" | grep --color=always XYZ'],
+    ['bold inside', `printf '%s\\e[1m%s\\e[0m\\n' "\${pw:0:4}" "\${pw:4}"`],
+    ['an overstruck character', `printf '%sQ\\b%s\\n' "\${pw:0:4}" "\${pw:4}"`],
+  ];
+  for (const [what, program] of programs) {
+    test(`a secret answer stays masked with ${what}: result, screen, raw, pages and spill file`, async () => {
+      const r = await h.exec(`read -rs pw; ${program}; echo done`, { pause_timeout: 5 });
+      expect(r.status).toBe('partial');
+      const answered = await h.ok<CommandResult>('respond', {
+        command_id: r.command_id,
+        text: SECRET,
+        secret: true,
+      });
+      expect(answered.status).toBe('completed');
+      const views = [
+        answered.output,
+        JSON.stringify(await h.ok('read_output', { command_id: r.command_id, offset: 0 })),
+        JSON.stringify(await h.ok('read_output', { command_id: r.command_id, offset: 0, view: 'raw' })),
+        JSON.stringify(await h.ok('read_output', { command_id: r.command_id, view: 'screen' })),
+        JSON.stringify(await h.ok('read_output', { command_id: r.command_id, offset: 0, filter: 'secret' })),
+      ];
+      const logPath = answered.output_info.log_path;
+      if (logPath && existsSync(logPath)) views.push(readFileSync(logPath, 'utf8'));
+      for (const view of views) {
+        expect(view).not.toContain('secret9');
+        expect(view).not.toContain('pw4');
+      }
+      expect(answered.output).toContain('[secret]');
+      expect(answered.output).toContain('done');
+    });
+  }
 });
