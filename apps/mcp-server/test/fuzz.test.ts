@@ -257,7 +257,7 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
   });
   afterAll(async () => {
     mkdirSync(resolve(REPO_DIR, '.reliability'), { recursive: true });
-    writeFileSync(resolve(REPO_DIR, '.reliability/fuzz.json'), `${JSON.stringify({ fuzzCases: cases })}\n`);
+    writeFileSync(resolve(REPO_DIR, '.reliability/fuzz.json'), `{ "fuzzCases": ${cases} }\n`);
     if (!s) return;
     const pid = s.pid;
     const children = descendants(pid);
