@@ -2,7 +2,8 @@
  * The `conch-mcp` program: parse flags, reap what a dead instance left, build the engine and the server,
  * serve MCP over stdio, and shut down cleanly.
  *
- * Shutdown happens on SIGINT, SIGTERM, SIGHUP, on **stdin EOF** (the SDK's stdio transport does not
+ * Shutdown happens on SIGINT, SIGTERM, SIGHUP, on **stdin EOF** (after the calls already received have
+ * answered, up to 2.5 s; the SDK's stdio transport does not
  * notice it) and when the transport closes: every process the server started is killed and spill files
  * are removed (unless `--keep-spill`), within 5 s; after 5 s the process exits regardless (the local
  * driver gives every process a parent-death signal, so nothing outlives a forced exit). Unhandled
@@ -11,18 +12,20 @@
 
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { parseCliArgs } from './cli-options.js';
 import { ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
 import { createLogger, type Logger } from './logger.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
+import { ConchStdioTransport } from './stdio-transport.js';
 
 /** Hard limit for a clean shutdown before the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 5000;
 /** Grace between SIGHUP/SIGTERM and SIGKILL for the processes killed at shutdown. */
 export const SHUTDOWN_KILL_GRACE_S = 2;
+/** On stdin EOF, how long calls already received may run on to send their answers before shutdown. */
+export const SHUTDOWN_ANSWER_GRACE_MS = 2500;
 
 /** Hooks for embedding: a policy from the resolved config, and extra tools. */
 export interface MainHooks {
@@ -114,6 +117,9 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     onClose: () => engine.dispose(),
   });
 
+  const transport = new ConchStdioTransport(process.stdin, process.stdout, {
+    log: (message, fields) => logger.warn(message, fields),
+  });
   let resolveExit: (code: number) => void = () => {};
   const exited = new Promise<number>((resolve) => {
     resolveExit = resolve;
@@ -129,8 +135,12 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     }, SHUTDOWN_DEADLINE_MS);
     // Shutdown must fit in the deadline: shorten the kill grace of the engine's final kills.
     engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, SHUTDOWN_KILL_GRACE_S);
-    conch
-      .close()
+    // After stdin EOF the client can still read: let calls it already sent answer first (`printf … | conch-mcp`).
+    const answered = why.startsWith('stdin')
+      ? transport.whenAnswered(SHUTDOWN_ANSWER_GRACE_MS)
+      : Promise.resolve(true);
+    answered
+      .then(() => conch.close())
       .catch((error: unknown) => logger.error('shutdown failed', { error: String(error) }))
       .finally(() => {
         clearTimeout(force);
@@ -147,7 +157,6 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     shutdown('stdout closed');
   });
 
-  const transport = new StdioServerTransport();
   conch.server.server.onclose = () => shutdown('transport closed');
   conch.server.server.onerror = (error) => logger.warn('protocol error', { error: String(error) });
   await conch.server.connect(transport);

@@ -16,6 +16,8 @@ import {
   type ProcessInfo,
   type SessionInfo,
   type SessionManager,
+  USER_PATTERN_MAX_CHARS,
+  USER_PATTERN_SYNTAX,
 } from '@conch/core';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
@@ -127,10 +129,10 @@ function commonParams(manager: SessionManager) {
     until: z
       .string()
       .min(1)
-      .max(1000)
+      .max(USER_PATTERN_MAX_CHARS)
       .optional()
       .describe(
-        'JavaScript regex (multiline): the call returns early, reason "until_matched", when output arriving during this call matches, e.g. "listening on|ready". Default: none.',
+        `Regex in ${USER_PATTERN_SYNTAX}: the call returns early, reason "until_matched", when output arriving during this call matches, e.g. "listening on|ready". Default: none.`,
       ),
     max_output_chars: z
       .number()
@@ -241,7 +243,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         '(pause_timeout of silence, total_timeout while streaming, until, prompt detection) and returns the output ' +
         'that arrived since the last call. Paging: with offset (and length) it returns lines of the full log at once ' +
         'without waiting and without moving the "since last call" cursor (offset >= 0: absolute 0-based line; ' +
-        'offset < 0: the last |offset| lines), plus `page`; filter (regex) returns only matching lines, numbered. ' +
+        'offset < 0: the last |offset| lines), plus `page`; filter (an RE2 regex) returns only matching lines, numbered. ' +
         'view "screen" returns the terminal screen as rendered (`screen`: rows, cursor, alt_screen): use it for ' +
         'full-screen programs (vim, less, htop, menus); view "raw" keeps escape sequences. Works on ended commands ' +
         `too (logs are kept 30 min, newest 200). Read-only. ${COMMAND_RESULT_DOC}`,
@@ -275,10 +277,10 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         filter: z
           .string()
           .min(1)
-          .max(1000)
+          .max(USER_PATTERN_MAX_CHARS)
           .optional()
           .describe(
-            'JavaScript regex: return only the log lines that match, each prefixed with its line number (pages like offset). Nothing is deleted. Default: none.',
+            `Regex in ${USER_PATTERN_SYNTAX}: return only the log lines that match, each prefixed with its line number (pages like offset). Nothing is deleted. Default: none.`,
           ),
         max_output_chars: p.max_output_chars,
       }),

@@ -54,6 +54,12 @@ export {
   SessionManager,
   type SessionManagerOptions,
 } from './engine/session-manager.js';
+export {
+  compileUserPattern,
+  type TextPattern,
+  USER_PATTERN_MAX_CHARS,
+  USER_PATTERN_SYNTAX,
+} from './engine/user-pattern.js';
 export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
 // Errors (SPEC §8)
 export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';

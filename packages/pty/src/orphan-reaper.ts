@@ -3,9 +3,9 @@
  * `conch-<pid>-…` of a server process that no longer runs. Called at start-up.
  */
 
-import { isAlive, listPids, readEnvVar, readStat } from './proc-fs.js';
+import { listPids, readEnvVar, readStat } from './proc-fs.js';
 
-/** Kills orphans of dead conch servers; returns how many processes it killed. */
+/** Kills orphans of dead conch servers; returns how many processes it sent SIGKILL to. */
 export async function reapOrphans(): Promise<number> {
   const victims: number[] = [];
   for (const pid of listPids()) {
@@ -24,14 +24,17 @@ export async function reapOrphans(): Promise<number> {
       isOwnerStillThere(ownerPid, tag);
     if (!ownerAlive) victims.push(pid);
   }
+  // SIGKILL acts asynchronously: count the signals delivered, not who happens to be gone a moment later.
+  let killed = 0;
   for (const pid of victims) {
     try {
       process.kill(pid, 'SIGKILL');
+      killed++;
     } catch {
-      // gone
+      // gone already
     }
   }
-  return victims.filter((pid) => !isAlive(pid)).length || victims.length;
+  return killed;
 }
 
 /**

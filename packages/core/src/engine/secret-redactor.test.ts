@@ -38,3 +38,34 @@ describe('SecretRedactor', () => {
     expect(r.idle).toBe(true);
   });
 });
+
+describe('SecretRedactor with invisible bytes inside the secret', () => {
+  const cases: Array<[string, string]> = [
+    ['grep --color highlighting a part', 'pw: hun\u001b[01;31m\u001b[Kter2se\u001b[m\u001b[Kcret!'],
+    ['bold inside', 'pw: hunter\u001b[1m2secret\u001b[0m!'],
+    ['an overstruck character', 'pw: hunQ\bter2secret!'],
+    ['man-page bold', 'pw: h\bhunter2secret!'],
+    ['an OSC title inside', 'pw: hunter2\u001b]0;title\u0007secret!'],
+  ];
+  for (const [what, text] of cases) {
+    it(`masks it with ${what}, split at every position`, () => {
+      for (let i = 0; i <= text.length; i++) {
+        const r = new SecretRedactor();
+        r.add('hunter2secret');
+        const out = dec(r.push(enc(text.slice(0, i)))) + dec(r.push(enc(text.slice(i)))) + dec(r.flush());
+        expect(out, `split at ${i}`).not.toContain('2secret');
+        expect(out, `split at ${i}`).not.toContain('hunter');
+        expect(out.startsWith('pw: ')).toBe(true);
+        expect(out.endsWith('!') || out.endsWith('\u001b[0m!')).toBe(true);
+        expect(out).toContain('[secret]');
+      }
+    });
+  }
+
+  it('leaves text that only looks similar alone', () => {
+    const r = new SecretRedactor();
+    r.add('hunter2secret');
+    const text = 'hunter2\u001b[1mSECRET hunter3secret';
+    expect(dec(r.push(enc(text))) + dec(r.flush())).toBe(text);
+  });
+});

@@ -26,6 +26,7 @@ import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type Engi
 import type { AuditSink, CommandPolicy, PolicyDecision } from './policy-hook.js';
 import { Session, signalFromStatus } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
+import { compileUserPattern, type TextPattern } from './user-pattern.js';
 import { type WaitOutcome, type WaitSpec, waitForCommand } from './waiter.js';
 
 /** Grace between the polite signal and SIGKILL when a session closes or the server shuts down. */
@@ -326,6 +327,13 @@ export class SessionManager {
         hint: 'Give a shell command.',
       });
     }
+    if (text.includes('\0')) {
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid command: it contains a NUL byte at index ${text.indexOf('\0')}; a shell command cannot.`,
+        { hint: 'Remove the NUL (\\0) characters; to produce one, use printf "\\0" in the command.' },
+      );
+    }
     const spec = this.waitSpec(request, false);
     const maxChars = this.maxChars(request.max_output_chars);
     // The policy decides before anything happens, even before the default session is created.
@@ -366,7 +374,7 @@ export class SessionManager {
         hint: 'Valid views: "text", "screen", "raw".',
       });
     }
-    const filter = request.filter === undefined ? undefined : this.compileRegex('filter', request.filter);
+    const filter = request.filter === undefined ? undefined : compileUserPattern('filter', request.filter);
     if (request.offset !== undefined || filter !== undefined) {
       const length = request.length ?? 1000;
       if (!Number.isInteger(length) || length < 1 || length > 100_000) {
@@ -807,7 +815,7 @@ export class SessionManager {
     command: Command,
     offset: number,
     length: number,
-    filter: RegExp | undefined,
+    filter: TextPattern | undefined,
     maxChars: number,
   ): CommandResult {
     const page = command.log.page({ offset, length, maxChars, ...(filter ? { filter } : {}) });
@@ -827,7 +835,7 @@ export class SessionManager {
       inputJustSent,
       progressMs: this.defaults.progressMs,
     };
-    if (options.until !== undefined) spec.until = this.compileRegex('until', options.until);
+    if (options.until !== undefined) spec.until = compileUserPattern('until', options.until);
     return spec;
   }
 
@@ -844,26 +852,6 @@ export class SessionManager {
       });
     }
     return value;
-  }
-
-  private compileRegex(name: string, source: string): RegExp {
-    if (typeof source !== 'string' || source.length > 1000) {
-      throw new ConchError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Invalid ${name}: a regex of at most 1000 characters is expected.`,
-      );
-    }
-    try {
-      return new RegExp(source, 'm');
-    } catch (error) {
-      throw new ConchError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Invalid ${name} regex ${JSON.stringify(source)}: ${(error as Error).message}`,
-        {
-          hint: 'Use JavaScript regular-expression syntax, e.g. "ready|listening on".',
-        },
-      );
-    }
   }
 
   private maxChars(value: number | undefined): number {

@@ -10,6 +10,7 @@ import type { InputWaitEvidence } from '../driver.js';
 import { classifyPrompt, isCertainPrompt } from '../input/prompt-classifier.js';
 import type { CallContext, PromptInfo, WaitReason } from '../types.js';
 import type { Command } from './command.js';
+import type { TextPattern } from './user-pattern.js';
 
 /** How one call waits. Times in milliseconds. */
 export interface WaitSpec {
@@ -18,7 +19,7 @@ export interface WaitSpec {
   /** Time after which the call ends if output arrived during it (`total_timeout`). */
   totalMs: number;
   /** Ends the call when it matches output that arrived in this call. */
-  until?: RegExp;
+  until?: TextPattern;
   /** Quiet time before a prompt is believed (`prompt_settle`). */
   settleMs: number;
   /**
@@ -135,7 +136,6 @@ export function waitForCommand(
         const { text, next } = command.log.readSince(untilCursor, { maxChars: UNTIL_WINDOW });
         untilCursor = next;
         untilWindow = (untilWindow + text).slice(-UNTIL_WINDOW);
-        spec.until.lastIndex = 0;
         if (spec.until.test(untilWindow)) return finish({ reason: 'until_matched' });
       }
       if (now >= callStart + spec.totalMs) return finish({ reason: 'total_timeout' });

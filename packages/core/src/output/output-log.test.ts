@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { SpillSink } from '../driver.js';
+import { compileUserPattern } from '../engine/user-pattern.js';
 import { MemorySpill } from './memory-spill.js';
 import { type OutputCursor, OutputLog, type ReadSinceResult } from './output-log.js';
 import { renderTerminalText } from './text-renderer.js';
@@ -324,13 +325,13 @@ describe('OutputLog.page', () => {
     expect(log.page({ offset: 3, length: 0 }).header).toBe('[no lines at 3 of 10, 7 remaining]');
   });
 
-  it('filters with line numbers, keeps everything in the log, and ignores g/y state', () => {
+  it('filters with line numbers and keeps everything in the log', () => {
     const log = logWithLines(1000);
-    const page = log.page({ offset: 0, filter: /7$/g, length: 3 });
+    const page = log.page({ offset: 0, filter: compileUserPattern('filter', '7$'), length: 3 });
     expect(page.text).toBe('7: line 7\n17: line 17\n27: line 27');
     expect(page.header).toBe('[lines 0-27 of 1000, 972 remaining; 3 lines match the filter]');
     expect(page.info).toMatchObject({ from_line: 0, to_line: 27 });
-    const all = log.page({ offset: 0, filter: /7$/g });
+    const all = log.page({ offset: 0, filter: compileUserPattern('filter', '7$') });
     expect(all.lines).toHaveLength(100);
     expect(all.info).toMatchObject({ to_line: 999, remaining_lines: 0 });
     expect(log.page({ offset: 0, length: 1 }).text).toBe('line 0');
@@ -339,9 +340,9 @@ describe('OutputLog.page', () => {
 
   it('caps the filter scan and the characters of a page', () => {
     const log = logWithLines(1000);
-    expect(log.page({ offset: 0, filter: /nomatch/, maxScanLines: 100 }).header).toBe(
-      '[lines 0-99 of 1000, 900 remaining; 0 lines match the filter]',
-    );
+    expect(
+      log.page({ offset: 0, filter: compileUserPattern('filter', 'nomatch'), maxScanLines: 100 }).header,
+    ).toBe('[lines 0-99 of 1000, 900 remaining; 0 lines match the filter]');
     const page = log.page({ offset: 0, maxChars: 25 });
     expect(page.text).toBe('line 0\nline 1\nline 2');
     expect(page.info.to_line).toBe(2);

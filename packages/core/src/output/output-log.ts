@@ -1,4 +1,5 @@
 import type { SpillSink } from '../driver.js';
+import type { TextPattern } from '../engine/user-pattern.js';
 import type { OutputInfo, PageInfo } from '../types.js';
 import { type BudgetSource, budgetLines, looksLikeError } from './budget.js';
 import { ByteRing } from './byte-ring.js';
@@ -78,7 +79,7 @@ export interface PageOptions {
   /** At most this many lines (matching lines with a filter). Default 1000. */
   length?: number;
   /** Keep only lines matching this (tested per line on its first {@link FILTER_LINE_CHARS} characters). */
-  filter?: RegExp | undefined;
+  filter?: TextPattern | undefined;
   /** Stop before the page's text passes this many characters (the first line is cut to fit). Default 30000. */
   maxChars?: number;
   /** With a filter, examine at most this many lines. Default {@link DEFAULT_FILTER_SCAN_LINES}. */
@@ -337,7 +338,7 @@ export class OutputLog {
     const length = Math.max(0, whole(options.length, DEFAULT_PAGE_LINES));
     const maxChars = Math.max(1, whole(options.maxChars, DEFAULT_MAX_OUTPUT_CHARS));
     const offset = whole(options.offset, 0);
-    const filter = options.filter ? statelessRegExp(options.filter) : undefined;
+    const filter = options.filter;
     const maxScan = Math.max(1, whole(options.maxScanLines, DEFAULT_FILTER_SCAN_LINES));
     const notes: string[] = [];
 
@@ -588,9 +589,4 @@ function incompleteTail(bytes: Uint8Array): number {
     return need > back ? back : 0;
   }
   return 0;
-}
-
-/** A copy of `re` without the `g` and `y` flags, so `test` does not depend on `lastIndex`. */
-function statelessRegExp(re: RegExp): RegExp {
-  return re.global || re.sticky ? new RegExp(re.source, re.flags.replace(/[gy]/g, '')) : re;
 }
