@@ -8,6 +8,7 @@
 import type { Clock, TimerHandle } from '../clock.js';
 import type { InputWaitEvidence } from '../driver.js';
 import { classifyPrompt, isCertainPrompt } from '../input/prompt-classifier.js';
+import { screenPromptLine } from '../output/compact-screen.js';
 import type { CallContext, PromptInfo, WaitReason } from '../types.js';
 import type { Command } from './command.js';
 
@@ -101,7 +102,14 @@ export function waitForCommand(
     const probe = async () => {
       const generation = ++probeGeneration;
       const outputMark = command.outputSeq;
-      const tail = command.log.tail(PROMPT_TAIL);
+      const fullScreen = command.fullScreen;
+      // A full-screen program's text is smeared redraws: its prompt is read off its screen instead.
+      let screenLine: string | undefined;
+      if (fullScreen) {
+        const snapshot = await command.terminal.screen().catch(() => undefined);
+        if (snapshot) screenLine = screenPromptLine(snapshot);
+      }
+      const tail = screenLine ?? command.log.tail(PROMPT_TAIL);
       const prompt = classifyPrompt(tail);
       let evidence: InputWaitEvidence = 'unknown';
       try {
@@ -114,9 +122,9 @@ export function waitForCommand(
         program = await command.terminal.foregroundProgram().catch(() => undefined);
       }
       if (done || generation !== probeGeneration || command.outputSeq !== outputMark) return;
-      const awaiting = decideAwaiting(evidence, prompt, lastLineOf(tail), {
+      const awaiting = decideAwaiting(evidence, prompt, screenLine ?? lastLineOf(tail), {
         program,
-        fullScreen: command.log.altScreen,
+        fullScreen,
       });
       if (awaiting) {
         command.markAwaitingInput(awaiting);
@@ -188,14 +196,17 @@ const REPLS = new Set([
 export interface AwaitingContext {
   /** Name of the terminal's foreground program, when the host can tell. */
   program?: string | undefined;
-  /** True while the program uses the alternate screen (a full-screen app such as vim or less). */
+  /**
+   * True while a full-screen program runs (alternate screen, or cursor-addressed redraws: vim, less, top);
+   * `lastLine` is then the last non-empty row of its screen.
+   */
   fullScreen?: boolean;
 }
 
 /**
  * Combines kernel evidence with the text classifier (LESSONS 4, 4b). A blocked terminal read is certain;
  * a poll with the terminal among its fds counts with a prompt-looking tail, in a known pager or REPL, or
- * in a full-screen app; with no kernel evidence (SSH) only certain prompt kinds count; `no` (the program
+ * in a full-screen app (kind `screen`, unless its screen shows a certain prompt such as a password); with no kernel evidence (SSH) only certain prompt kinds count; `no` (the program
  * is busy elsewhere, e.g. sleeping) is never awaiting input.
  */
 export function decideAwaiting(
@@ -208,10 +219,12 @@ export function decideAwaiting(
   if (evidence === 'blocked_read' || evidence === 'polling') {
     if (program !== undefined && PAGERS.has(program))
       return { kind: 'pager', text: prompt?.text ?? lastLine };
+    if (context.fullScreen)
+      return prompt && isCertainPrompt(prompt) ? prompt : { kind: 'screen', text: lastLine };
     if (prompt) return prompt;
     if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, '')))
       return { kind: 'repl', text: lastLine };
-    if (evidence === 'blocked_read' || context.fullScreen) return { kind: 'text', text: lastLine };
+    if (evidence === 'blocked_read') return { kind: 'text', text: lastLine };
     return undefined;
   }
   if (evidence === 'unknown') return prompt && isCertainPrompt(prompt) ? prompt : undefined;
