@@ -328,7 +328,18 @@ describe('decideAwaiting (kernel evidence × classifier)', () => {
     expect(decideAwaiting('polling', undefined, 'serving on :3000')).toBeUndefined();
     expect(decideAwaiting('polling', undefined, 'file.txt', { program: 'less' })?.kind).toBe('pager');
     expect(decideAwaiting('polling', undefined, '', { program: 'python3.11' })?.kind).toBe('repl');
-    expect(decideAwaiting('polling', undefined, '', { program: 'vim', fullScreen: true })?.kind).toBe('text');
+    expect(decideAwaiting('polling', undefined, '', { program: 'vim', fullScreen: true })?.kind).toBe(
+      'screen',
+    );
+    expect(
+      decideAwaiting('polling', undefined, 'load average', { program: 'top', fullScreen: true }),
+    ).toEqual({
+      kind: 'screen',
+      text: 'load average',
+    });
+    // A certain prompt on a full-screen program's screen is still that prompt.
+    const password = { kind: 'password' as const, text: 'Password:' };
+    expect(decideAwaiting('polling', password, 'Password:', { fullScreen: true })).toEqual(password);
     expect(decideAwaiting('polling', { kind: 'repl', text: '>>>' }, '>>>')?.kind).toBe('repl');
   });
 
