@@ -95,12 +95,15 @@ describe('full-screen programs through execute, screen reads, the hidden wrapper
   });
 
   test('after a screen read, the text view continues from that moment', async () => {
-    const r = await h.exec('echo first-part; sleep 1; echo second-part; read x; echo third-part', {
-      until: 'first-part',
-    });
+    const go = join(dir, 'go');
+    const r = await h.exec(
+      `echo first-part; while [ ! -e ${go} ]; do sleep 0.05; done; echo second-part; read x; echo third-part`,
+      { until: 'first-part' },
+    );
     expect(r.status).toBe('partial');
     expect(r.output).toContain('first-part');
     expect(r.output).not.toContain('second-part');
+    writeFileSync(go, '');
     // A screen read that waits (until given) for the second part; it shows it on the screen.
     const screen = await h.ok<CommandResult>('read_output', {
       command_id: r.command_id,
@@ -119,15 +122,20 @@ describe('full-screen programs through execute, screen reads, the hidden wrapper
   });
 
   test("the screen of a plain command never shows conch's typed wrapper", async () => {
-    const r = await h.exec('echo hello-screen; read x');
-    expect(r.reason).toBe('awaiting_input');
-    const screen = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen' });
-    const shown = screen.screen!.rows.join('\n');
-    expect(shown).toContain('hello-screen');
-    expect(shown).not.toMatch(/__conch|eval \$'/);
-    expect(screen.output).not.toMatch(/__conch|eval \$'/);
-    const done = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: '' });
-    expect(done.status).toBe('completed');
+    // A fresh session: its first command is typed right after the shell's first prompt.
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', {});
+    for (const word of ['hello-screen', 'second-screen']) {
+      const r = await h.exec(`echo ${word}; read x`, { session_id });
+      expect(r.reason).toBe('awaiting_input');
+      const screen = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen' });
+      const shown = screen.screen!.rows.join('\n');
+      expect(shown).toContain(word);
+      expect(shown).not.toMatch(/__conch|eval \$'/);
+      expect(screen.output).not.toMatch(/__conch|eval \$'/);
+      const done = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: '' });
+      expect(done.status).toBe('completed');
+    }
+    await h.ok('close_session', { session_id });
   });
 
   test("an isolated command's wrapper does not carry the session nonce in its argv", async () => {

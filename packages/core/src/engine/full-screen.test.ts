@@ -22,7 +22,6 @@ function gridScreen(cols: number, rows: number): ScreenRenderer {
     },
     resize() {},
     async snapshot(): Promise<ScreenSnapshot> {
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escapes
       const lines = text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').split(/\r?\n/);
       const grid = Array.from({ length: rows }, (_, i) => (lines[i] ?? '').padEnd(cols).slice(0, cols));
       return { rows: grid, cursor: { row: 0, col: 0 }, alt_screen: alt, cols, rows_count: rows };
