@@ -119,15 +119,15 @@ export const CommandResultShape = {
   output_view: z
     .literal('screen')
     .optional()
-    .describe('"screen" when output is the compact screen of a full-screen program (vim, less, top).'),
+    .describe('"screen": output is the compact screen of a full-screen program (vim, top).'),
   session_ended: z
     .literal(true)
     .optional()
-    .describe("The session's shell exited with this command (exit, set -e); the session is closed."),
+    .describe("The session's shell exited with this command; the session is closed."),
   new_shell: z
     .literal(true)
     .optional()
-    .describe('First result in a default session recreated after its shell exited: cwd and env were reset.'),
+    .describe('First result in a recreated default session: cwd and env were reset.'),
 };
 
 /** Session (SPEC §2). */
