@@ -73,7 +73,7 @@ describe('full-screen programs through execute, screen reads, the hidden wrapper
     expect(done.status).toBe('completed');
   });
 
-  test('top -d 1 is awaiting_input (kind screen) once it repaints, and a screen read answers at once', async () => {
+  test('top -d 1 is awaiting_input (kind screen) on the first settle, and a screen read answers at once', async () => {
     const r = await h.exec('top -d 1');
     // Without the rule it streams redraws until total_timeout (20 s) with ~30K characters of text.
     expect(r.status).toBe('partial');

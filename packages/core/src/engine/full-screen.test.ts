@@ -119,9 +119,24 @@ describe('full-screen programs (fake driver, fake clock)', () => {
     expect(answered).toBe(true);
     const screen = await screenRead;
     expect(screen.screen?.rows[0]).toMatch(/^top - frame/);
-    // It moved the text cursor: a text read that waits no time has nothing stale to dump.
+    // A text read while it waits at its screen shows the screen again, never a dump of stale redraws.
     const text = await manager.readOutput({ command_id: r.command_id, pause_timeout: 0 });
-    expect(text.output).toBe('');
+    expect(text.output_view).toBe('screen');
+    expect(text.output).toMatch(/^top - frame \d+, load average: 0\.0\n\n {2}PID USER\n {4}1 root$/);
+    await settled(clock, manager.killProcess({ command_id: r.command_id, grace_s: 0 }));
+  });
+
+  it('a program that cleared the display and polls is a screen prompt on its first frame', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('monitor', (c) => {
+      c.print(`\x1b[H\x1b[2J${['monitor v1', '', '  PID USER'].map(padded).join('\r\n')}`);
+      c.setInputWait('polling');
+    });
+    const r = await settled(clock, manager.execute({ command: 'monitor' }));
+    expect(r).toMatchObject({ reason: 'awaiting_input', output_view: 'screen' });
+    expect(r.prompt).toEqual({ kind: 'screen', text: 'PID USER' });
+    expect(r.output).toBe('monitor v1\n\n  PID USER');
+    expect(r.duration_ms).toBeLessThan(1000);
     await settled(clock, manager.killProcess({ command_id: r.command_id, grace_s: 0 }));
   });
 

@@ -791,7 +791,8 @@ export class SessionManager {
     outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
     maxChars: number,
   ): Promise<CommandResult> {
-    if (command.fullScreen) {
+    const screenPrompt = command.state === 'awaiting_input' && command.prompt?.kind === 'screen';
+    if (command.fullScreen || screenPrompt) {
       const snapshot = await command.terminal.screen().catch(() => undefined);
       if (snapshot) {
         const result = this.result(command, outcome, maxChars, false);

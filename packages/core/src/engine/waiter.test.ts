@@ -337,6 +337,14 @@ describe('decideAwaiting (kernel evidence × classifier)', () => {
       kind: 'screen',
       text: 'load average',
     });
+    // A program that cleared the display and polls has drawn its first full-screen frame.
+    expect(decideAwaiting('polling', undefined, 'PID USER', { program: 'top', cleared: true })?.kind).toBe(
+      'screen',
+    );
+    expect(decideAwaiting('polling', undefined, '', { program: 'python3', cleared: true })?.kind).toBe(
+      'repl',
+    );
+    expect(decideAwaiting('blocked_read', undefined, 'x', { cleared: true })?.kind).toBe('text');
     // A certain prompt on a full-screen program's screen is still that prompt.
     const password = { kind: 'password' as const, text: 'Password:' };
     expect(decideAwaiting('polling', password, 'Password:', { fullScreen: true })).toEqual(password);

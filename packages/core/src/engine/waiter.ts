@@ -103,9 +103,10 @@ export function waitForCommand(
       const generation = ++probeGeneration;
       const outputMark = command.outputSeq;
       const fullScreen = command.fullScreen;
+      const cleared = command.log.displayErases > 0 && command.log.redraws > 0;
       // A full-screen program's text is smeared redraws: its prompt is read off its screen instead.
       let screenLine: string | undefined;
-      if (fullScreen) {
+      if (fullScreen || cleared) {
         const snapshot = await command.terminal.screen().catch(() => undefined);
         if (snapshot) screenLine = screenPromptLine(snapshot);
       }
@@ -125,6 +126,7 @@ export function waitForCommand(
       const awaiting = decideAwaiting(evidence, prompt, screenLine ?? lastLineOf(tail), {
         program,
         fullScreen,
+        cleared,
       });
       if (awaiting) {
         command.markAwaitingInput(awaiting);
@@ -201,13 +203,20 @@ export interface AwaitingContext {
    * `lastLine` is then the last non-empty row of its screen.
    */
   fullScreen?: boolean;
+  /**
+   * True when the program cleared the whole display and homed the cursor (`top`'s first frame). A program
+   * that did so and polls the terminal, with no prompt and not a pager or REPL, is a full-screen program
+   * that has drawn its first frame: kind `screen`.
+   */
+  cleared?: boolean;
 }
 
 /**
  * Combines kernel evidence with the text classifier (LESSONS 4, 4b). A blocked terminal read is certain;
  * a poll with the terminal among its fds counts with a prompt-looking tail, in a known pager or REPL, or
- * in a full-screen app (kind `screen`, unless its screen shows a certain prompt such as a password); with no kernel evidence (SSH) only certain prompt kinds count; `no` (the program
- * is busy elsewhere, e.g. sleeping) is never awaiting input.
+ * in a full-screen app, or in a program that cleared the display and homed the cursor (`top`'s first
+ * frame): kind `screen`, unless its screen shows a certain prompt such as a password. With no kernel
+ * evidence (SSH) only certain prompt kinds count; `no` (the program is busy elsewhere) is never awaiting.
  */
 export function decideAwaiting(
   evidence: InputWaitEvidence,
@@ -219,11 +228,11 @@ export function decideAwaiting(
   if (evidence === 'blocked_read' || evidence === 'polling') {
     if (program !== undefined && PAGERS.has(program))
       return { kind: 'pager', text: prompt?.text ?? lastLine };
-    if (context.fullScreen)
-      return prompt && isCertainPrompt(prompt) ? prompt : { kind: 'screen', text: lastLine };
+    const repl = program !== undefined && REPLS.has(program.replace(/[\d.]+$/, ''));
+    const drawn = context.fullScreen || (evidence === 'polling' && context.cleared === true && !repl);
+    if (drawn) return prompt && isCertainPrompt(prompt) ? prompt : { kind: 'screen', text: lastLine };
     if (prompt) return prompt;
-    if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, '')))
-      return { kind: 'repl', text: lastLine };
+    if (repl) return { kind: 'repl', text: lastLine };
     if (evidence === 'blocked_read') return { kind: 'text', text: lastLine };
     return undefined;
   }

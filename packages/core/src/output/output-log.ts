@@ -216,6 +216,11 @@ export class OutputLog {
     return this.renderer.redraws;
   }
 
+  /** Grows at every erase of the whole display (see TextRenderer.displayErases). */
+  get displayErases(): number {
+    return this.renderer.displayErases;
+  }
+
   /** Appends a chunk of terminal output. */
   append(chunk: Uint8Array): void {
     if (chunk.length === 0) return;

@@ -72,6 +72,7 @@ export class TextRenderer {
   private rewriteCount = 0;
   private addressCount = 0;
   private redrawCount = 0;
+  private eraseCount = 0;
 
   /** Creates a renderer that reports completed lines to `options.onLine`. */
   constructor(options: TextRendererOptions) {
@@ -104,6 +105,11 @@ export class TextRenderer {
    */
   get redraws(): number {
     return this.redrawCount;
+  }
+
+  /** A counter that grows at every erase of the whole display (`CSI 2J`, `CSI 3J`). */
+  get displayErases(): number {
+    return this.eraseCount;
   }
 
   /**
@@ -309,6 +315,11 @@ export class TextRenderer {
       // H / f  cursor position, d  line position absolute: the row is the first parameter
       if (firstParam(params, 1) >= 2) this.addressCount++;
       this.redrawCount++;
+      return;
+    }
+    if (final === 0x4a && firstParam(params, 0) >= 2) {
+      // J  erase in display: all (2) or all with scrollback (3)
+      this.eraseCount++;
       return;
     }
     switch (final) {
