@@ -51,6 +51,8 @@ function promptAdvice(result: CommandResult): string {
       return 'send_control "q" to quit, "space" for the next page';
     case 'press_key':
       return 'press a key with send_control (e.g. "enter")';
+    case 'screen':
+      return 'output is its screen; press keys with send_control, read_output view:"screen" to look again';
     default:
       return 'answer with respond, or press keys with send_control';
   }
@@ -117,7 +119,16 @@ export function commandStatusLine(result: CommandResult, call: CallInfo = {}): s
 /** Output first, then the status line (and the screen's cursor and mode for the screen view). */
 export function renderCommandResult(result: CommandResult, call: CallInfo = {}): string {
   const lines: string[] = [];
+  if (result.new_shell) lines.push('new shell: cwd and environment were reset');
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
+  if (result.session_ended) {
+    lines.push(
+      result.session_id === 'default'
+        ? "the session's shell exited; the next command starts a new one"
+        : "the session's shell exited; the session is closed (create_local opens a new one)",
+    );
+  }
+  if (result.output_view === 'screen') lines.push('[output is the screen of a full-screen program]');
   if (result.screen) {
     lines.push(
       `[screen ${result.screen.cols}x${result.screen.rows_count} · cursor row=${result.screen.cursor.row} col=${result.screen.cursor.col}` +

@@ -33,9 +33,9 @@ const int = () => z.number().int();
 export const PromptSchema = z
   .object({
     kind: z
-      .enum(['password', 'yes_no', 'pager', 'repl', 'press_key', 'text'])
+      .enum(['password', 'yes_no', 'pager', 'repl', 'press_key', 'screen', 'text'])
       .describe(
-        'password → respond with secret:true; yes_no → respond "y"/"n"; pager → send_control q/space; repl/text → respond; press_key → send_control.',
+        'password → respond with secret:true; yes_no → respond "y"/"n"; pager → send_control q/space; repl/text → respond; press_key → send_control; screen = a full-screen program (vim, top) → keys with send_control/respond.',
       ),
     text: z.string().describe('The prompt as shown, e.g. "Password: ".'),
   })
@@ -116,6 +116,18 @@ export const CommandResultShape = {
   output_info: OutputInfoSchema,
   page: PageSchema.optional(),
   screen: ScreenSchema.optional(),
+  output_view: z
+    .literal('screen')
+    .optional()
+    .describe('"screen": output is the compact screen of a full-screen program (vim, top).'),
+  session_ended: z
+    .literal(true)
+    .optional()
+    .describe("The session's shell exited with this command; the session is closed."),
+  new_shell: z
+    .literal(true)
+    .optional()
+    .describe('First result in a recreated default session: cwd and env were reset.'),
 };
 
 /** Session (SPEC §2). */

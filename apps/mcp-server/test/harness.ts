@@ -69,6 +69,9 @@ export interface CommandResult {
     cols: number;
     rows_count: number;
   };
+  output_view?: 'screen';
+  session_ended?: true;
+  new_shell?: true;
 }
 
 /** The SPEC §8 error shape. */

@@ -83,6 +83,7 @@ export {
 } from './input/prompt-classifier.js';
 export { type TypedLines, typedLines } from './input/typed-line.js';
 export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
+export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (SPEC §4)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
 export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';

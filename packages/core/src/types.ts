@@ -37,7 +37,7 @@ export type WaitReason =
   | 'background';
 
 /** The kinds of prompt the classifier recognises. */
-export type PromptKind = 'password' | 'yes_no' | 'pager' | 'repl' | 'press_key' | 'text';
+export type PromptKind = 'password' | 'yes_no' | 'pager' | 'repl' | 'press_key' | 'screen' | 'text';
 
 /** A detected prompt. */
 export interface PromptInfo {
@@ -80,6 +80,15 @@ export interface CommandResult {
   output_info: OutputInfo;
   page?: PageInfo;
   screen?: import('./driver.js').ScreenSnapshot;
+  /**
+   * `"screen"` when `output` is the compact screen of a full-screen program (alternate screen or
+   * cursor-addressed redraws) instead of the text view.
+   */
+  output_view?: 'screen';
+  /** True on the result of the command whose end was the end of the session's shell (`exit`, `set -e`). */
+  session_ended?: true;
+  /** True on the first result in a default session that was recreated after its shell exited. */
+  new_shell?: true;
 }
 
 /** A command as reported by `list_processes`. */

@@ -78,6 +78,12 @@ export class Command {
   cursor: OutputCursor;
   /** Set by kill_process so that the end is reported as `killed`. */
   killRequested = false;
+  /** The log's redraw count when the text view was last read (see {@link fullScreen}). */
+  redrawsAtRead = 0;
+  /** Set when the end of this command was the end of its session's shell. */
+  sessionEnded = false;
+  /** Set on the first command of a default session recreated after its shell exited; cleared once said. */
+  newShell = false;
   /** Text typed into a shell without Enter yet (for the policy check of interactive input). */
   pendingShellInput = '';
   private readonly clock: Clock;
@@ -95,6 +101,19 @@ export class Command {
     this.startedIso = init.clock.isoNow();
     this.lastOutputAt = this.startedAt;
     this.cursor = init.log.cursorAtStart();
+  }
+
+  /**
+   * True while a full-screen program runs in the command's terminal: it uses the alternate screen, or it
+   * repaints with cursor addressing (moved the cursor to a row below the first, or homed it more than
+   * once: `top`, `watch`) and has redrawn since the text view was last read. Its output is then read off
+   * the screen, not as (smeared) text. A single `clear` is not a full-screen program.
+   */
+  get fullScreen(): boolean {
+    if (this.ended) return false;
+    if (this.log.altScreen) return true;
+    const repaints = this.log.cursorAddressing > 0 || this.log.redraws >= 2;
+    return repaints && this.log.redraws > this.redrawsAtRead;
   }
 
   /** True once the command has ended (exited, killed or lost). */

@@ -81,14 +81,21 @@ describe('SessionManager', () => {
     const { clock, manager } = setup();
     const s = await settled(clock, manager.createLocal());
     const r = await settled(clock, manager.execute({ command: 'exit 3', session_id: s.session_id }));
-    expect(r).toMatchObject({ status: 'completed', exit_code: 3 });
+    expect(r).toMatchObject({ status: 'completed', exit_code: 3, session_ended: true });
     expect(manager.listSessions().find((x) => x.session_id === s.session_id)?.state).toBe('closed');
     await expect(manager.execute({ command: 'true', session_id: s.session_id })).rejects.toMatchObject({
       code: 'SESSION_CLOSED',
     });
-    await settled(clock, manager.execute({ command: 'exit 0' }));
+    const plain = await settled(clock, manager.execute({ command: 'echo first' }));
+    expect(plain.session_ended).toBeUndefined();
+    expect(plain.new_shell).toBeUndefined();
+    const ended = await settled(clock, manager.execute({ command: 'exit 0' }));
+    expect(ended).toMatchObject({ exit_code: 0, session_ended: true });
     const again = await settled(clock, manager.execute({ command: 'echo back' }));
-    expect(again).toMatchObject({ session_id: 'default', output: 'back' });
+    expect(again).toMatchObject({ session_id: 'default', output: 'back', new_shell: true });
+    // Said once, by the first result in the new shell.
+    const next = await settled(clock, manager.execute({ command: 'echo more' }));
+    expect(next.new_shell).toBeUndefined();
   });
 
   it('gives the SPEC errors for unknown ids, finished commands and bad keys', async () => {

@@ -8,6 +8,7 @@ import type { Driver, KillReport, ScreenFactory, SpillStore, TerminalProcess } f
 import { ConchError, ErrorCode } from '../errors.js';
 import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
+import { compactScreen } from '../output/compact-screen.js';
 import { OutputLog } from '../output/output-log.js';
 import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
 import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
@@ -345,6 +346,10 @@ export class SessionManager {
     const command = isolated
       ? await this.startIsolated(session, text, request.cwd, request.background === true)
       : await this.startForeground(session, text, request.cwd);
+    if (session.newShellNotice) {
+      session.newShellNotice = false;
+      command.newShell = true;
+    }
     if (request.background === true) {
       const outcome = await waitForCommand(
         command,
@@ -361,7 +366,7 @@ export class SessionManager {
       return this.result(command, { reason }, maxChars);
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.result(command, outcome, maxChars);
+    return this.viewResult(command, outcome, maxChars);
   }
 
   /** `read_output`: waits for more output, or pages through the log when `offset` is given. */
@@ -391,8 +396,12 @@ export class SessionManager {
       return this.pageResult(command, offset, length, filter, maxChars);
     }
     const spec = this.waitSpec(request, false);
+    // A screen read shows the screen as it is now; it waits only when asked to.
+    if (view === 'screen' && request.pause_timeout === undefined && request.until === undefined) {
+      spec.pauseMs = 0;
+    }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    if (view === 'text') return this.result(command, outcome, maxChars);
+    if (view === 'text') return this.viewResult(command, outcome, maxChars);
     const result = this.result(command, outcome, maxChars, false);
     if (view === 'raw') {
       const raw = command.log.rawTail(maxChars);
@@ -402,6 +411,8 @@ export class SessionManager {
       if (screen) {
         result.screen = screen;
         result.output = screen.rows.join('\n');
+        // The agent has seen the terminal as it is now: the text view continues from here.
+        this.skipTextToNow(command);
       }
     }
     return result;
@@ -420,7 +431,7 @@ export class SessionManager {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.result(command, outcome, this.maxChars(undefined));
+    return this.viewResult(command, outcome, this.maxChars(undefined));
   }
 
   /** `send_control`: presses keys in a running command's terminal, then waits. */
@@ -432,7 +443,7 @@ export class SessionManager {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.result(command, outcome, this.maxChars(undefined));
+    return this.viewResult(command, outcome, this.maxChars(undefined));
   }
 
   /** `list_processes`. */
@@ -561,10 +572,15 @@ export class SessionManager {
       }
       let opening = this.opening.get(id);
       if (!opening) {
+        const replacesExited = existing !== undefined;
         opening = this.openSession(this.requireLocalDriver(), {
           kind: 'local',
           id,
           name: DEFAULT_SESSION_ID,
+        }).then((session) => {
+          // The agent's cwd and exports went with the old shell: the first result in the new one says so.
+          session.newShellNotice = replacesExited;
+          return session;
         });
         this.opening.set(id, opening);
         opening.then(
@@ -731,7 +747,7 @@ export class SessionManager {
         file: launch.file,
         args: launch.args,
         cwd: undefined,
-        env: { ...session.env, CONCH_COMMAND_ID: id },
+        env: { ...session.env, ...launch.env, CONCH_COMMAND_ID: id },
         cols: session.cols,
         rows: session.rows,
       });
@@ -774,6 +790,37 @@ export class SessionManager {
     return command;
   }
 
+  /**
+   * The result of a waiting call in the text view, or, while a full-screen program runs (vim, less, top),
+   * with `output` the compact screen (`output_view: "screen"`): its redraws are not readable as text, so
+   * the text view skips them and continues from now.
+   */
+  private async viewResult(
+    command: Command,
+    outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
+    maxChars: number,
+  ): Promise<CommandResult> {
+    const screenPrompt = command.state === 'awaiting_input' && command.prompt?.kind === 'screen';
+    if (command.fullScreen || screenPrompt) {
+      const snapshot = await command.terminal.screen().catch(() => undefined);
+      if (snapshot) {
+        const result = this.result(command, outcome, maxChars, false);
+        this.skipTextToNow(command);
+        const screen = compactScreen(snapshot);
+        result.output = screen.length > maxChars ? screen.slice(0, maxChars) : screen;
+        result.output_view = 'screen';
+        return result;
+      }
+    }
+    return this.result(command, outcome, maxChars);
+  }
+
+  /** Moves the command's text cursor to the end of its log (what is on the screen now was seen). */
+  private skipTextToNow(command: Command): void {
+    command.cursor = command.log.cursor();
+    command.redrawsAtRead = command.log.redraws;
+  }
+
   private result(
     command: Command,
     outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
@@ -781,7 +828,10 @@ export class SessionManager {
     read = true,
   ): CommandResult {
     const read_ = read ? command.log.readSince(command.cursor, { maxChars }) : undefined;
-    if (read_) command.cursor = read_.next;
+    if (read_) {
+      command.cursor = read_.next;
+      command.redrawsAtRead = command.log.redraws;
+    }
     const completed = command.ended;
     const result: CommandResult = {
       status: completed ? 'completed' : 'partial',
@@ -804,6 +854,11 @@ export class SessionManager {
       if (!command.isolated && command.cwdAfter !== undefined) result.cwd = command.cwdAfter;
     }
     if (command.isolated) result.isolated = true;
+    if (completed && command.sessionEnded) result.session_ended = true;
+    if (command.newShell) {
+      command.newShell = false;
+      result.new_shell = true;
+    }
     const prompt = outcome.prompt ?? (command.state === 'awaiting_input' ? command.prompt : undefined);
     if (prompt && !completed) result.prompt = prompt;
     const path = command.log.spillPath;

@@ -103,6 +103,11 @@ export class Session {
   lastActivityIso: string;
   /** The command typed into the shell and not yet ended. */
   foreground: Command | undefined;
+  /**
+   * Set on a default session recreated after its shell exited, until its first command has said so
+   * (`new_shell: true`).
+   */
+  newShellNotice = false;
   /** Every command of this session that has not been pruned, oldest first. */
   readonly commandIds: string[] = [];
   proc: TerminalProcess | undefined;
@@ -294,6 +299,8 @@ export class Session {
     const fg = this.foreground;
     this.state = info.lost ? 'lost' : 'closed';
     this.finishForeground();
+    // The shell itself ended under its foreground command (`exit 3`, `set -e; false`), not by a kill.
+    if (fg && !info.lost && !fg.killRequested) fg.sessionEnded = true;
     fg?.end({
       state: info.lost ? 'lost' : 'exited',
       exitCode: info.lost ? null : info.exitCode,

@@ -328,7 +328,26 @@ describe('decideAwaiting (kernel evidence × classifier)', () => {
     expect(decideAwaiting('polling', undefined, 'serving on :3000')).toBeUndefined();
     expect(decideAwaiting('polling', undefined, 'file.txt', { program: 'less' })?.kind).toBe('pager');
     expect(decideAwaiting('polling', undefined, '', { program: 'python3.11' })?.kind).toBe('repl');
-    expect(decideAwaiting('polling', undefined, '', { program: 'vim', fullScreen: true })?.kind).toBe('text');
+    expect(decideAwaiting('polling', undefined, '', { program: 'vim', fullScreen: true })?.kind).toBe(
+      'screen',
+    );
+    expect(
+      decideAwaiting('polling', undefined, 'load average', { program: 'top', fullScreen: true }),
+    ).toEqual({
+      kind: 'screen',
+      text: 'load average',
+    });
+    // A program that cleared the display and polls has drawn its first full-screen frame.
+    expect(decideAwaiting('polling', undefined, 'PID USER', { program: 'top', cleared: true })?.kind).toBe(
+      'screen',
+    );
+    expect(decideAwaiting('polling', undefined, '', { program: 'python3', cleared: true })?.kind).toBe(
+      'repl',
+    );
+    expect(decideAwaiting('blocked_read', undefined, 'x', { cleared: true })?.kind).toBe('text');
+    // A certain prompt on a full-screen program's screen is still that prompt.
+    const password = { kind: 'password' as const, text: 'Password:' };
+    expect(decideAwaiting('polling', password, 'Password:', { fullScreen: true })).toEqual(password);
     expect(decideAwaiting('polling', { kind: 'repl', text: '>>>' }, '>>>')?.kind).toBe('repl');
   });
 

@@ -8,6 +8,7 @@
 import type { Clock, TimerHandle } from '../clock.js';
 import type { InputWaitEvidence } from '../driver.js';
 import { classifyPrompt, isCertainPrompt } from '../input/prompt-classifier.js';
+import { screenPromptLine } from '../output/compact-screen.js';
 import type { CallContext, PromptInfo, WaitReason } from '../types.js';
 import type { Command } from './command.js';
 import type { TextPattern } from './user-pattern.js';
@@ -102,7 +103,15 @@ export function waitForCommand(
     const probe = async () => {
       const generation = ++probeGeneration;
       const outputMark = command.outputSeq;
-      const tail = command.log.tail(PROMPT_TAIL);
+      const fullScreen = command.fullScreen;
+      const cleared = command.log.displayErases > 0 && command.log.redraws > 0;
+      // A full-screen program's text is smeared redraws: its prompt is read off its screen instead.
+      let screenLine: string | undefined;
+      if (fullScreen || cleared) {
+        const snapshot = await command.terminal.screen().catch(() => undefined);
+        if (snapshot) screenLine = screenPromptLine(snapshot);
+      }
+      const tail = screenLine ?? command.log.tail(PROMPT_TAIL);
       const prompt = classifyPrompt(tail);
       let evidence: InputWaitEvidence = 'unknown';
       try {
@@ -115,9 +124,10 @@ export function waitForCommand(
         program = await command.terminal.foregroundProgram().catch(() => undefined);
       }
       if (done || generation !== probeGeneration || command.outputSeq !== outputMark) return;
-      const awaiting = decideAwaiting(evidence, prompt, lastLineOf(tail), {
+      const awaiting = decideAwaiting(evidence, prompt, screenLine ?? lastLineOf(tail), {
         program,
-        fullScreen: command.log.altScreen,
+        fullScreen,
+        cleared,
       });
       if (awaiting) {
         command.markAwaitingInput(awaiting);
@@ -188,15 +198,25 @@ const REPLS = new Set([
 export interface AwaitingContext {
   /** Name of the terminal's foreground program, when the host can tell. */
   program?: string | undefined;
-  /** True while the program uses the alternate screen (a full-screen app such as vim or less). */
+  /**
+   * True while a full-screen program runs (alternate screen, or cursor-addressed redraws: vim, less, top);
+   * `lastLine` is then the last non-empty row of its screen.
+   */
   fullScreen?: boolean;
+  /**
+   * True when the program cleared the whole display and homed the cursor (`top`'s first frame). A program
+   * that did so and polls the terminal, with no prompt and not a pager or REPL, is a full-screen program
+   * that has drawn its first frame: kind `screen`.
+   */
+  cleared?: boolean;
 }
 
 /**
  * Combines kernel evidence with the text classifier (LESSONS 4, 4b). A blocked terminal read is certain;
  * a poll with the terminal among its fds counts with a prompt-looking tail, in a known pager or REPL, or
- * in a full-screen app; with no kernel evidence (SSH) only certain prompt kinds count; `no` (the program
- * is busy elsewhere, e.g. sleeping) is never awaiting input.
+ * in a full-screen app, or in a program that cleared the display and homed the cursor (`top`'s first
+ * frame): kind `screen`, unless its screen shows a certain prompt such as a password. With no kernel
+ * evidence (SSH) only certain prompt kinds count; `no` (the program is busy elsewhere) is never awaiting.
  */
 export function decideAwaiting(
   evidence: InputWaitEvidence,
@@ -208,10 +228,12 @@ export function decideAwaiting(
   if (evidence === 'blocked_read' || evidence === 'polling') {
     if (program !== undefined && PAGERS.has(program))
       return { kind: 'pager', text: prompt?.text ?? lastLine };
+    const repl = program !== undefined && REPLS.has(program.replace(/[\d.]+$/, ''));
+    const drawn = context.fullScreen || (evidence === 'polling' && context.cleared === true && !repl);
+    if (drawn) return prompt && isCertainPrompt(prompt) ? prompt : { kind: 'screen', text: lastLine };
     if (prompt) return prompt;
-    if (program !== undefined && REPLS.has(program.replace(/[\d.]+$/, '')))
-      return { kind: 'repl', text: lastLine };
-    if (evidence === 'blocked_read' || context.fullScreen) return { kind: 'text', text: lastLine };
+    if (repl) return { kind: 'repl', text: lastLine };
+    if (evidence === 'blocked_read') return { kind: 'text', text: lastLine };
     return undefined;
   }
   if (evidence === 'unknown') return prompt && isCertainPrompt(prompt) ? prompt : undefined;

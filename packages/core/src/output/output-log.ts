@@ -207,6 +207,21 @@ export class OutputLog {
     return this.renderer.altScreen;
   }
 
+  /** Grows at every cursor-addressed move below the first row (see TextRenderer.cursorAddressing). */
+  get cursorAddressing(): number {
+    return this.renderer.cursorAddressing;
+  }
+
+  /** Grows at every absolute cursor move and whole-display erase (see TextRenderer.redraws). */
+  get redraws(): number {
+    return this.renderer.redraws;
+  }
+
+  /** Grows at every erase of the whole display (see TextRenderer.displayErases). */
+  get displayErases(): number {
+    return this.renderer.displayErases;
+  }
+
   /** Appends a chunk of terminal output. */
   append(chunk: Uint8Array): void {
     if (chunk.length === 0) return;

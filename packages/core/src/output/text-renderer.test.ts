@@ -169,6 +169,18 @@ describe('TextRenderer: modes', () => {
     r.write(enc.encode('\x1b[1049h')); // not private: ignored
     expect(r.altScreen).toBe(false);
   });
+  it('counts cursor addressing below the first row and repaints (absolute moves), not a clear', () => {
+    const r = new TextRenderer({ onLine: () => {} });
+    r.write(enc.encode('\x1b[H\x1b[2J\x1b[3J')); // clear(1)
+    expect(r.redraws).toBe(1);
+    expect(r.cursorAddressing).toBe(0);
+    r.write(enc.encode('\x1b[1;1Hx\x1b[H')); // homing again: top, watch
+    expect(r.redraws).toBe(3);
+    expect(r.cursorAddressing).toBe(0);
+    r.write(enc.encode('\x1b[6;1H\x1b[12d\x1b[3;4f'));
+    expect(r.cursorAddressing).toBe(3);
+    expect(r.redraws).toBe(6);
+  });
 });
 
 describe('renderTerminalText', () => {

@@ -70,6 +70,9 @@ export class TextRenderer {
   private appCursor = false;
   private alt = false;
   private rewriteCount = 0;
+  private addressCount = 0;
+  private redrawCount = 0;
+  private eraseCount = 0;
 
   /** Creates a renderer that reports completed lines to `options.onLine`. */
   constructor(options: TextRendererOptions) {
@@ -85,6 +88,28 @@ export class TextRenderer {
   /** True while the terminal shows the alternate screen (`CSI ?47h`, `?1047h`, `?1049h`). */
   get altScreen(): boolean {
     return this.alt;
+  }
+
+  /**
+   * A counter that grows at every cursor move to a row below the first (CUP/HVP `CSI row;col H|f` with
+   * row ≥ 2, VPA `CSI row d`): the redraws of full-screen programs (`top`, `watch`), which the text view
+   * can only smear. Homing the cursor (`clear`) does not count.
+   */
+  get cursorAddressing(): number {
+    return this.addressCount;
+  }
+
+  /**
+   * A counter that grows at every absolute cursor move (CUP/HVP/VPA, homing included): how a program
+   * that repaints its screen (`top`, `watch`) starts each redraw. A `clear` counts once.
+   */
+  get redraws(): number {
+    return this.redrawCount;
+  }
+
+  /** A counter that grows at every erase of the whole display (`CSI 2J`, `CSI 3J`). */
+  get displayErases(): number {
+    return this.eraseCount;
   }
 
   /**
@@ -286,6 +311,17 @@ export class TextRenderer {
     }
     const first = params.charCodeAt(0);
     if (params.length > 0 && first !== 0x3b && (first < 0x30 || first > 0x39)) return; // other private
+    if (final === 0x48 || final === 0x66 || final === 0x64) {
+      // H / f  cursor position, d  line position absolute: the row is the first parameter
+      if (firstParam(params, 1) >= 2) this.addressCount++;
+      this.redrawCount++;
+      return;
+    }
+    if (final === 0x4a && firstParam(params, 0) >= 2) {
+      // J  erase in display: all (2) or all with scrollback (3)
+      this.eraseCount++;
+      return;
+    }
     switch (final) {
       case 0x4b: // K  erase in line
         this.eraseInLine(firstParam(params, 0));

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeAnsiC } from '../testing/fake-driver.js';
 import {
   ansiCQuote,
+  ISOLATED_NONCE_ENV,
   MAX_TYPED_LINE,
   ShellIntegration,
   shellKindOf,
@@ -86,7 +87,9 @@ describe('ShellIntegration', () => {
     });
     expect(l.file).toBe('/bin/bash');
     expect(l.args.slice(-5)).toEqual(['conch', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
-    expect(l.args.join(' ')).toContain(NONCE);
+    // The nonce is handed over in the environment: argv is visible to every user in `ps`.
+    expect(l.args.join(' ')).not.toContain(NONCE);
+    expect(l.env).toEqual({ [ISOLATED_NONCE_ENV]: NONCE });
   });
 
   it('guesses shell kinds and quotes', () => {

@@ -61,6 +61,9 @@ export interface EncodedCommand {
 /** Placeholder in {@link EncodedCommand.line} for the private script's path. */
 export const SCRIPT_PLACEHOLDER = '{{SCRIPT}}';
 
+/** The environment variable that hands an isolated command's wrapper its session's nonce. */
+export const ISOLATED_NONCE_ENV = '__CONCH_NONCE';
+
 /** The hooks and scripts for one session shell, bound to its nonce. */
 export class ShellIntegration {
   readonly kind: ShellKind;
@@ -179,16 +182,17 @@ export class ShellIntegration {
     cwd: string | undefined;
     envFile: string | undefined;
     shell: string;
-  }): { file: string; args: string[] } {
-    const n = this.nonce;
+  }): { file: string; args: string[]; env: Record<string, string> } {
+    // The nonce travels in the environment (read and unset first), never in argv where `ps` shows it.
     const wrapper = [
+      `__conch_n="$${ISOLATED_NONCE_ENV}"; unset ${ISOLATED_NONCE_ENV}`,
       'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
       'export CONCH_COMMAND_ID="$4"',
       'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
-      `printf '\\033]${MARKER_OSC};%s;S;%s\\007' ${n} "$4"`,
+      `printf '\\033]${MARKER_OSC};%s;S;%s\\007' "$__conch_n" "$4"`,
       'eval "$3"',
       '__conch_r=$?',
-      `printf '\\033]${MARKER_OSC};%s;E;%s;%s;%s\\007' ${n} "$4" "$__conch_r" "$PWD"`,
+      `printf '\\033]${MARKER_OSC};%s;E;%s;%s;%s\\007' "$__conch_n" "$4" "$__conch_r" "$PWD"`,
       'exit $__conch_r',
     ].join('\n');
     const file = this.kind === 'sh' ? '/bin/sh' : options.shell;
@@ -203,6 +207,7 @@ export class ShellIntegration {
         `{ ${options.text}\n}`,
         options.commandId,
       ],
+      env: { [ISOLATED_NONCE_ENV]: this.nonce },
     };
   }
 }

@@ -1,0 +1,166 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type CommandResult, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+
+/** Checks that `output` is a compact screen: no padded rows, no runs of empty rows, at most a screenful. */
+function expectCompactScreen(output: string, rowsCount = 50): void {
+  const rows = output.split('\n');
+  expect(rows.length).toBeLessThanOrEqual(rowsCount);
+  for (const row of rows) expect(row).toBe(row.trimEnd());
+  expect(output).not.toMatch(/\n\n\n/);
+  expect(output).not.toMatch(/^\s*\n/);
+}
+
+describe('full-screen programs through execute, screen reads, the hidden wrapper (built server)', () => {
+  let h: ServerHandle;
+  let dir: string;
+  beforeAll(async () => {
+    h = await startServer();
+    dir = mkdtempSync(join(tmpdir(), 'conch-fullscreen-'));
+  });
+  afterAll(async () => {
+    await h?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('execute "vim x.txt" returns the compact screen, says so, and prompts with its status line', async () => {
+    const file = join(dir, 'x.txt');
+    const call = await h.call<CommandResult>('execute', { command: `vim -u NONE -N ${file}` });
+    const r = call.structured;
+    expect(r.status).toBe('partial');
+    expect(r.reason).toBe('awaiting_input');
+    expect(r.output_view).toBe('screen');
+    expect(r.prompt?.kind).toBe('screen');
+    // Classified on the screen's content, trimmed: vim's status line, not 180 spaces and a ruler.
+    expect(r.prompt?.text).toMatch(/x\.txt/);
+    expect(r.prompt?.text).toBe(r.prompt?.text.trim());
+    expect(r.prompt?.text).not.toMatch(/\s{2}/);
+    expectCompactScreen(r.output);
+    expect(r.output).toMatch(/^~$/m);
+    expect(r.output).toContain('x.txt');
+    expect(r.output.length).toBeLessThan(1000);
+    expect(call.text).toContain('[output is the screen of a full-screen program]');
+    await h.ok('send_control', { command_id: r.command_id, key: 'i' });
+    const typed = await h.ok<CommandResult>('respond', {
+      command_id: r.command_id,
+      text: 'typed in vim',
+      enter: false,
+      until: 'typed in vim',
+    });
+    expect(typed.output_view).toBe('screen');
+    expect(typed.output.split('\n')[0]).toBe('typed in vim');
+    await h.ok('send_control', { command_id: r.command_id, key: 'esc' });
+    const saved = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: ':wq' });
+    expect(saved.status).toBe('completed');
+    expect(saved.exit_code).toBe(0);
+    expect(saved.output_view).toBeUndefined();
+    expect(readFileSync(file, 'utf8')).toBe('typed in vim\n');
+  });
+
+  test('less gives a readable compact screen and a pager prompt', async () => {
+    const file = join(dir, 'rows.txt');
+    writeFileSync(file, `${Array.from({ length: 300 }, (_, i) => `row ${i + 1}`).join('\n')}\n`);
+    const r = await h.exec(`less ${file}`);
+    expect(r.status).toBe('partial');
+    expect(r.prompt?.kind).toBe('pager');
+    expect(r.output_view).toBe('screen');
+    expectCompactScreen(r.output);
+    expect(r.output.split('\n')[0]).toBe('row 1');
+    expect(r.output).toContain('row 40');
+    const done = await h.ok<CommandResult>('send_control', { command_id: r.command_id, key: 'q' });
+    expect(done.status).toBe('completed');
+  });
+
+  test('top -d 1 is awaiting_input (kind screen) on the first settle, and a screen read answers at once', async () => {
+    const r = await h.exec('top -d 1');
+    // Without the rule it streams redraws until total_timeout (20 s) with ~30K characters of text.
+    expect(r.status).toBe('partial');
+    expect(r.reason).toBe('awaiting_input');
+    expect(r.state).toBe('awaiting_input');
+    expect(r.prompt?.kind).toBe('screen');
+    expect(r.output_view).toBe('screen');
+    expectCompactScreen(r.output);
+    expect(r.output).toMatch(/load average/);
+    expect(r.output).toMatch(/PID/);
+    // No pause_timeout/until: the screen as it is now, without waiting (a wait would end by
+    // total_timeout or at the input wait, not by silence, while top redraws every second).
+    const screen = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen' });
+    expect(screen.reason).toBe('silence');
+    expect(screen.screen?.rows.join('\n')).toMatch(/load average/);
+    const done = await h.ok<CommandResult>('send_control', { command_id: r.command_id, key: 'q' });
+    expect(done.status).toBe('completed');
+    expect(done.exit_code).toBe(0);
+  });
+
+  test('after a screen read, the text view continues from that moment', async () => {
+    const go = join(dir, 'go');
+    const r = await h.exec(
+      `echo first-part; while [ ! -e ${go} ]; do sleep 0.05; done; echo second-part; read x; echo third-part`,
+      { until: 'first-part' },
+    );
+    expect(r.status).toBe('partial');
+    expect(r.output).toContain('first-part');
+    expect(r.output).not.toContain('second-part');
+    writeFileSync(go, '');
+    // A screen read that waits (until given) for the second part; it shows it on the screen.
+    const screen = await h.ok<CommandResult>('read_output', {
+      command_id: r.command_id,
+      view: 'screen',
+      until: 'second-part',
+    });
+    expect(screen.reason).toBe('until_matched');
+    expect(screen.output).toContain('second-part');
+    // The text view does not repeat what the screen read showed.
+    const text = await h.ok<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 0 });
+    expect(text.output).toBe('');
+    const done = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: 'go' });
+    expect(done.status).toBe('completed');
+    expect(done.output).not.toContain('second-part');
+    expect(done.output).toContain('third-part');
+  });
+
+  test("the screen of a plain command never shows conch's typed wrapper", async () => {
+    // A fresh session: its first command is typed right after the shell's first prompt.
+    const { session_id } = await h.ok<{ session_id: string }>('create_local', {});
+    for (const word of ['hello-screen', 'second-screen']) {
+      const r = await h.exec(`echo ${word}; read x`, { session_id });
+      expect(r.reason).toBe('awaiting_input');
+      const screen = await h.ok<CommandResult>('read_output', { command_id: r.command_id, view: 'screen' });
+      const shown = screen.screen!.rows.join('\n');
+      expect(shown).toContain(word);
+      expect(shown).not.toMatch(/__conch|eval \$'/);
+      expect(screen.output).not.toMatch(/__conch|eval \$'/);
+      const done = await h.ok<CommandResult>('respond', { command_id: r.command_id, text: '' });
+      expect(done.status).toBe('completed');
+    }
+    await h.ok('close_session', { session_id });
+  });
+
+  test("an isolated command's wrapper does not carry the session nonce in its argv", async () => {
+    const nonce = (await h.exec('printf %s "$__conch_n"')).output.trim();
+    expect(nonce).toMatch(/^[A-Za-z0-9]{8,64}$/);
+    const bg = await h.exec('sleep 30', { background: true });
+    expect(bg.reason).toBe('background');
+    const { processes } = await h.ok<{ processes: { command_id: string; pid: number }[] }>(
+      'list_processes',
+      {},
+    );
+    const pid = processes.find((p) => p.command_id === bg.command_id)?.pid;
+    expect(pid).toBeGreaterThan(0);
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    expect(argv).toContain('sleep 30');
+    expect(argv).not.toContain(nonce);
+    await h.ok('kill_process', { command_id: bg.command_id });
+    await waitFor(() => !isAlive(pid!), { what: 'the background command to be gone' });
+    // The markers still work without it in argv: an isolated command completes with its exit code.
+    const busy = await h.exec('read y', { pause_timeout: 0.5 });
+    const isolated = await h.exec('(exit 7)');
+    expect(isolated.isolated).toBe(true);
+    expect(isolated.status).toBe('completed');
+    expect(isolated.exit_code).toBe(7);
+    expect(isolated.session_ended).toBeUndefined();
+    await h.ok('respond', { command_id: busy.command_id, text: '' });
+  });
+});
