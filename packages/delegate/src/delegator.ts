@@ -28,7 +28,15 @@ import { OpencodeServer, type OpencodeServerOptions } from './server.js';
 export interface DelegatorOptions extends OpencodeServerOptions {
   /** Cap of `output` in characters (default 8000). */
   outputCap?: number;
+  /**
+   * How many times OpenCode may retry a failing model call (HTTP 5xx, rate limits) before the task is
+   * aborted with status `error` and the provider's message (default 2).
+   */
+  maxRetries?: number;
 }
+
+/** The default of {@link DelegatorOptions.maxRetries}. */
+export const DEFAULT_MAX_RETRIES = 2;
 
 /**
  * Rules every delegated session is created with: whatever would ask (leaving the project directory, a
@@ -161,7 +169,9 @@ export class Delegator {
       call.onProgress?.({ elapsed_ms: Date.now() - started, message });
 
     const events = new AbortController();
-    let stopReason: 'timeout' | 'cancelled' | undefined;
+    let stopReason: 'timeout' | 'cancelled' | 'error' | undefined;
+    let failure: string | undefined;
+    const maxRetries = this.options.maxRetries ?? DEFAULT_MAX_RETRIES;
     let markIdle: () => void = () => {};
     const idle = new Promise<void>((resolve) => {
       markIdle = resolve;
@@ -224,9 +234,19 @@ export class Delegator {
         case 'session.idle':
           if (event.properties.sessionID === sessionID) markIdle();
           return;
-        case 'session.status':
-          if (event.properties.sessionID === sessionID && event.properties.status.type === 'idle') markIdle();
+        case 'session.status': {
+          if (event.properties.sessionID !== sessionID) return;
+          const status = event.properties.status;
+          if (status.type === 'idle') markIdle();
+          if (status.type === 'retry') {
+            report(`model call failed (attempt ${status.attempt}): ${status.message}`);
+            if (status.attempt > maxRetries) {
+              failure = `The model provider failed ${status.attempt} times: ${status.message}`;
+              abort('error');
+            }
+          }
           return;
+        }
         default:
           return;
       }
@@ -241,12 +261,12 @@ export class Delegator {
       }
     })();
 
-    const abort = (reason: 'timeout' | 'cancelled'): void => {
+    function abort(reason: 'timeout' | 'cancelled' | 'error'): void {
       if (stopReason !== undefined) return;
       stopReason = reason;
-      report(reason === 'timeout' ? `timeout after ${args.timeout_s} s: aborting` : 'cancelled: aborting');
+      report(reason === 'timeout' ? `timeout after ${args.timeout_s} s: aborting` : `${reason}: aborting`);
       void client.session.abort({ sessionID, directory }).catch(() => undefined);
-    };
+    }
     const timer = setTimeout(() => abort('timeout'), args.timeout_s * 1000);
     const onCancel = (): void => abort('cancelled');
     call.signal?.addEventListener('abort', onCancel, { once: true });
@@ -288,6 +308,7 @@ export class Delegator {
       stopReason,
       cap: this.options.outputCap ?? DEFAULT_OUTPUT_CAP,
       ...(streamError === undefined ? {} : { streamError }),
+      ...(failure === undefined ? {} : { failure }),
     });
   }
 }

@@ -4,7 +4,7 @@
  * progress, cancellation, a timeout, and a capped, honest result.
  */
 
-export { Delegator, type DelegatorOptions, NEVER_ASK_RULES } from './delegator.js';
+export { DEFAULT_MAX_RETRIES, Delegator, type DelegatorOptions, NEVER_ASK_RULES } from './delegator.js';
 export { bundledOpencode, findOpencode, OPENCODE_INSTALL_HINT, opencodeOnPath } from './locate.js';
 export {
   capOutput,
@@ -24,4 +24,4 @@ export {
   MAX_DELEGATE_TIMEOUT_S,
 } from './params.js';
 export { summarizeTurn, type TurnInput } from './result.js';
-export { OpencodeServer, type OpencodeServerOptions } from './server.js';
+export { OpencodeServer, type OpencodeServerOptions, processGroupAlive } from './server.js';

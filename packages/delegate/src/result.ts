@@ -18,7 +18,9 @@ export interface TurnInput {
   /** Permission and question requests that were rejected while the task ran. */
   rejected: DelegateStep[];
   /** Set when the task was aborted. */
-  stopReason: 'timeout' | 'cancelled' | undefined;
+  stopReason: 'timeout' | 'cancelled' | 'error' | undefined;
+  /** Why the task was aborted with `stopReason` `error` (e.g. the provider kept failing). */
+  failure?: string;
   cap: number;
   /** The event stream failed (the result is still read from the messages). */
   streamError?: string;
@@ -96,6 +98,7 @@ export function summarizeTurn(input: TurnInput): DelegateResult {
       ? `OpenCode's event stream failed: ${input.streamError}`
       : 'OpenCode produced no answer.';
   }
+  if (input.stopReason === 'error' && input.failure !== undefined) error = input.failure;
   if (input.stopReason === 'timeout') error ??= 'The task ran out of time (timeout_s) and was aborted.';
   if (input.stopReason === 'cancelled') error ??= 'The task was cancelled and aborted.';
   return {

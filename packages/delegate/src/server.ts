@@ -9,6 +9,7 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { ConchError, ErrorCode } from '@conch/core';
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { findOpencode, OPENCODE_INSTALL_HINT } from './locate.js';
@@ -183,7 +184,38 @@ async function stopGuard(child: ChildProcess, graceMs = 5000): Promise<void> {
   if ((await Promise.race([exited, late])) === 'late') send(-pgid, 'SIGKILL');
   clearTimeout(timer);
   await exited;
-  // Anything opencode itself started and left in the group goes too.
+  // Anything opencode itself started and left in the group goes too; wait until it has.
   send(-pgid, 'SIGKILL');
   child.stdin?.destroy();
+  const until = Date.now() + graceMs;
+  while (processGroupAlive(pgid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+}
+
+/**
+ * True while a process of group `pgid` is alive. On Linux it reads /proc and ignores zombies (an exited
+ * process not yet reaped by its parent); elsewhere it asks the kernel with signal 0.
+ */
+export function processGroupAlive(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z' && Number(fields[2]) === pgid) return true;
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return false;
 }

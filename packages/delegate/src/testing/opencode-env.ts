@@ -26,13 +26,17 @@ export interface OpencodeTestEnv {
   cleanup(): void;
 }
 
-/** Creates the temp dirs and the environment for an offline opencode talking to `baseURL`. */
-export function opencodeTestEnv(baseURL: string): OpencodeTestEnv {
+/**
+ * Creates the temp dirs and the environment for an offline opencode talking to `baseURL`; `extraConfig` is
+ * merged into its opencode.json (e.g. `permission` rules).
+ */
+export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unknown> = {}): OpencodeTestEnv {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'conch-opencode-')));
   const home = join(root, 'home');
   const project = join(root, 'project');
   for (const dir of [home, project]) mkdirSync(dir, { recursive: true });
   const config = {
+    ...extraConfig,
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
     share: 'disabled',
