@@ -33,6 +33,8 @@ export interface DelegatorOptions extends OpencodeServerOptions {
    * aborted with status `error` and the provider's message (default 2).
    */
   maxRetries?: number;
+  /** The model (`provider/model`) of tasks that do not name one (default: OpenCode's configured model). */
+  defaultModel?: string;
 }
 
 /** The default of {@link DelegatorOptions.maxRetries}. */
@@ -107,7 +109,8 @@ export class Delegator {
     const server = await this.ensureServer();
     const client = server.client;
     await checkAgent(client, args);
-    const model = args.model === undefined ? undefined : await checkModel(client, args.dir, args.model);
+    const wanted = args.model ?? this.options.defaultModel;
+    const model = wanted === undefined ? undefined : await checkModel(client, args.dir, wanted);
 
     let sessionID: string;
     if (args.session_id !== undefined) {

@@ -25,3 +25,9 @@ export {
 } from './params.js';
 export { summarizeTurn, type TurnInput } from './result.js';
 export { OpencodeServer, type OpencodeServerOptions, processGroupAlive } from './server.js';
+export {
+  DELEGATE_TOOL_DESCRIPTION,
+  DELEGATE_TOOL_NAME,
+  delegateTaskTool,
+  renderDelegateResult,
+} from './tool.js';
