@@ -110,6 +110,22 @@ describe('conch-opencode', () => {
     await until(() => processesUnder(env.root).length === 0);
   }, 120_000);
 
+  it('without opencode: DELEGATE_UNAVAILABLE with an install hint, and the bridge keeps serving', async () => {
+    const { client } = await connect(['--opencode-bin', join(env.root, 'no-such-opencode')]);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['delegate_task']);
+    for (let i = 0; i < 2; i++) {
+      const result = await client.callTool({
+        name: 'delegate_task',
+        arguments: { task: 't', dir: env.project },
+      });
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toMatchObject({
+        error: { code: 'DELEGATE_UNAVAILABLE', hint: expect.stringContaining('opencode-ai') },
+      });
+    }
+    await client.close();
+  });
+
   it('cancelling the MCP request aborts the model request', async () => {
     const { client } = await connect();
     model.script.push({ hang: true });

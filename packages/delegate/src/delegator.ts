@@ -184,10 +184,21 @@ export class Delegator {
       markConnected = resolve;
     });
     let streamError: string | undefined;
+    // The event stream reconnects by itself; events sent while it was down are lost, so after a reconnect
+    // the session's status is asked once (an idle session means the task ended meanwhile).
+    let connections = 0;
+    let sent = false;
+    const checkIdleAfterReconnect = async (): Promise<void> => {
+      if (!sent) return;
+      const statuses = await client.session.status({ directory }).catch(() => undefined);
+      const mine = (statuses?.data as Record<string, { type: string }> | undefined)?.[sessionID];
+      if (statuses?.data !== undefined && (mine === undefined || mine.type === 'idle')) markIdle();
+    };
 
     const onEvent = (event: OpencodeEvent): void => {
       switch (event.type) {
         case 'server.connected':
+          if (connections++ > 0) void checkIdleAfterReconnect();
           markConnected();
           return;
         case 'session.created': {
@@ -277,16 +288,17 @@ export class Delegator {
       await connected;
       if (call.signal?.aborted) abort('cancelled');
       if (stopReason === undefined) {
-        const sent = await client.session.promptAsync({
+        const accepted = await client.session.promptAsync({
           sessionID,
           directory,
           agent: args.agent,
           ...(model === undefined ? {} : { model }),
           parts: [{ type: 'text', text: args.task }],
         });
-        if (sent.error !== undefined) {
-          fail(ErrorCode.INTERNAL, `OpenCode did not accept the task: ${apiErrorText(sent.error)}.`);
+        if (accepted.error !== undefined) {
+          fail(ErrorCode.INTERNAL, `OpenCode did not accept the task: ${apiErrorText(accepted.error)}.`);
         }
+        sent = true;
         report(`task sent to OpenCode (agent ${args.agent})`);
         await idle;
       }
