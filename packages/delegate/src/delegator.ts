@@ -37,6 +37,9 @@ export interface DelegatorOptions extends OpencodeServerOptions {
   defaultModel?: string;
 }
 
+/** How often a running task reports progress even when OpenCode sends no events (ms). */
+export const PROGRESS_INTERVAL_MS = 2000;
+
 /** The default of {@link DelegatorOptions.maxRetries}. */
 export const DEFAULT_MAX_RETRIES = 2;
 
@@ -168,8 +171,22 @@ export class Delegator {
     const ours = new Set([sessionID]);
     const rejected: DelegateStep[] = [];
     const reported = new Set<string>();
-    const report = (message: string): void =>
+    let lastActivity = '';
+    const report = (message: string): void => {
+      lastActivity = message;
       call.onProgress?.({ elapsed_ms: Date.now() - started, message });
+    };
+    // A heartbeat at least every 2 s: clients with short request timeouts (reset by progress) keep waiting
+    // while the model thinks without producing events.
+    const heartbeat = call.onProgress
+      ? setInterval(() => {
+          const seconds = Math.round((Date.now() - started) / 1000);
+          call.onProgress?.({
+            elapsed_ms: Date.now() - started,
+            message: `working (${seconds} s)${lastActivity ? `; last: ${lastActivity}` : ''}`,
+          });
+        }, PROGRESS_INTERVAL_MS)
+      : undefined;
 
     const events = new AbortController();
     let stopReason: 'timeout' | 'cancelled' | 'error' | undefined;
@@ -304,6 +321,7 @@ export class Delegator {
       }
     } finally {
       clearTimeout(timer);
+      clearInterval(heartbeat);
       call.signal?.removeEventListener('abort', onCancel);
       events.abort();
       await pump;

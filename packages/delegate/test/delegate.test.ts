@@ -172,8 +172,15 @@ describe('stopping', () => {
   it('cancellation aborts the model request', async () => {
     model.script.push({ hang: true });
     const controller = new AbortController();
-    const running = delegator.delegate({ task: 'Hang', dir: env.project }, { signal: controller.signal });
+    const progress: string[] = [];
+    const running = delegator.delegate(
+      { task: 'Hang', dir: env.project },
+      { signal: controller.signal, onProgress: (p) => progress.push(p.message) },
+    );
     await model.until(() => model.requests.length === 1);
+    // While the model says nothing, a heartbeat keeps reporting progress.
+    while (!progress.some((line) => line.startsWith('working (')))
+      await new Promise((r) => setTimeout(r, 50));
     const closedBefore = model.closedEarly;
     controller.abort();
     const result = await running;
