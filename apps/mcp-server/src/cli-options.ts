@@ -115,6 +115,14 @@ export function buildProgram(version: string): Command {
       choiceList('host key policy', HOST_KEY_POLICIES),
     )
     .option(
+      '--opencode-url <url>',
+      'delegate_task: attach to this running OpenCode server instead of spawning one',
+    )
+    .option(
+      '--opencode-bin <path>',
+      'delegate_task: the opencode binary (default: opencode on PATH, then the bundled one)',
+    )
+    .option(
       '--log-level <level>',
       `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
       choice('log level', LOG_LEVELS),
@@ -170,5 +178,7 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   assign('auditLog', str('auditLog'));
   assign('policyFile', str('policyFile'));
   if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
+  assign('opencodeUrl', str('opencodeUrl'));
+  assign('opencodeBin', str('opencodeBin'));
   return { kind: 'run', settings };
 }

@@ -52,6 +52,10 @@ export interface CliSettings {
   auditLog?: string;
   /** `--ssh-host-key-policies`: the host key policies `connect_ssh` may use (replaces the file's list). */
   sshHostKeyPolicies?: string[];
+  /** `--opencode-url`: delegate_task attaches to this OpenCode server. */
+  opencodeUrl?: string;
+  /** `--opencode-bin`: delegate_task spawns this opencode binary. */
+  opencodeBin?: string;
 }
 
 /** What the operator lets agents do with `connect_ssh`. */
@@ -91,6 +95,8 @@ export interface ResolvedConfig {
   configPath: string | undefined;
   /** `connect_ssh` settings. */
   ssh: SshSettings;
+  /** Where delegate_task finds OpenCode (flags only). */
+  opencode: { url?: string; bin?: string };
 }
 
 const positiveInt = (what: string) =>
@@ -250,6 +256,10 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
     auditLog: auditInput === undefined ? undefined : resolve(auditInput),
     configPath: cli.config === undefined ? undefined : resolve(cli.config),
     ssh: resolveSshSettings(cli, file),
+    opencode: {
+      ...(cli.opencodeUrl === undefined ? {} : { url: cli.opencodeUrl }),
+      ...(cli.opencodeBin === undefined ? {} : { bin: cli.opencodeBin }),
+    },
   };
 }
 

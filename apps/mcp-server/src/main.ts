@@ -14,6 +14,7 @@ import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { parseCliArgs } from './cli-options.js';
 import { ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
+import { delegateTool } from './delegate-tool.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
 import { createLogger, type Logger } from './logger.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
@@ -35,6 +36,8 @@ export interface MainHooks {
   extraTools?: readonly ToolRegistrar[];
   /** Register `connect_ssh` (default true), restricted by the configuration's `ssh` settings. */
   ssh?: boolean;
+  /** Register `delegate_task` when OpenCode can be found or `--opencode-url` is given (default true). */
+  delegate?: boolean;
 }
 
 /** The policy (from `--allow`/`--deny`/`--policy-file`/the config file) and the audit log of a config. */
@@ -98,6 +101,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
   }
 
   const engine = createLocalEngine(config, logger, guards);
+  const delegation = hooks.delegate === false ? undefined : delegateTool(config.opencode, logger);
   const extraTools: ToolRegistrar[] = [
     ...(hooks.ssh === false
       ? []
@@ -107,6 +111,7 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
             defaultPolicy: config.ssh.defaultHostKeyPolicy,
           }),
         ]),
+    ...(delegation ? [delegation.register] : []),
     ...(hooks.extraTools ?? []),
   ];
   const conch = createConchServer({
@@ -114,7 +119,10 @@ export async function main(argv: readonly string[], hooks: MainHooks = {}): Prom
     profile: config.profile,
     logger,
     extraTools,
-    onClose: () => engine.dispose(),
+    onClose: async () => {
+      await engine.dispose();
+      await delegation?.close();
+    },
   });
 
   const transport = new ConchStdioTransport(process.stdin, process.stdout, {

@@ -13,6 +13,8 @@ const TOOLS = [
   'kill_process',
   'check_command',
   'connect_ssh',
+  // Listed because an opencode binary is found (the bundled opencode-ai package).
+  'delegate_task',
 ];
 
 describe('tools/list against the built server', () => {
@@ -24,7 +26,7 @@ describe('tools/list against the built server', () => {
     await h?.close();
   });
 
-  test('lists exactly the eleven default-profile tools, each with an output schema and annotations', () => {
+  test('lists exactly the default-profile tools (delegate_task included when opencode is found), each with an output schema and annotations', () => {
     expect(h.tools.map((t) => t.name).sort()).toEqual([...TOOLS].sort());
     for (const tool of h.tools) {
       expect(tool.outputSchema?.type, tool.name).toBe('object');

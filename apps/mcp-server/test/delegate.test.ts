@@ -1,0 +1,79 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  type FakeModel,
+  type OpencodeTestEnv,
+  opencodeTestEnv,
+  startFakeModel,
+} from '@conch/delegate/testing';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startServer } from './harness.js';
+
+/** Live (non-zombie) processes whose environment points at the test's HOME (opencode and its guard). */
+function processesUnder(root: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`HOME=${root}/home`))
+        found.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+async function until(predicate: () => boolean): Promise<void> {
+  while (!predicate()) await new Promise((r) => setTimeout(r, 50));
+}
+
+let model: FakeModel;
+let env: OpencodeTestEnv;
+
+beforeAll(async () => {
+  model = await startFakeModel();
+  env = opencodeTestEnv(model.baseURL);
+});
+
+afterAll(async () => {
+  await model?.close();
+  env?.cleanup();
+});
+
+describe('delegate_task in conch-mcp', () => {
+  test('a task writes a file through OpenCode, and OpenCode stops with the server', async () => {
+    const h = await startServer({ env: env.env as Record<string, string> });
+    try {
+      expect(h.tools.map((t) => t.name)).toContain('delegate_task');
+      const target = join(env.project, 'from-conch.txt');
+      model.script.push({ tool: 'write', args: { filePath: target, content: 'via conch-mcp\n' } });
+      model.script.push({ text: 'Wrote from-conch.txt.' });
+      const result = await h.call<{
+        status: string;
+        files_changed: string[];
+        steps: Array<{ tool?: string }>;
+      }>('delegate_task', { task: 'Write from-conch.txt', dir: env.project });
+      expect(result.isError).toBeFalsy();
+      expect(result.structured?.status).toBe('success');
+      expect(result.structured?.files_changed).toEqual([target]);
+      expect(result.structured?.steps.map((s) => s.tool)).toEqual(['write']);
+      expect(readFileSync(target, 'utf8')).toBe('via conch-mcp\n');
+      expect(processesUnder(env.root).length).toBeGreaterThan(0);
+    } finally {
+      await h.close();
+    }
+    await until(() => processesUnder(env.root).length === 0);
+  }, 120_000);
+
+  test('not listed when no opencode binary can be found', async () => {
+    const h = await startServer({ args: ['--opencode-bin', join(env.root, 'no-such-opencode')] });
+    try {
+      expect(h.tools.map((t) => t.name)).not.toContain('delegate_task');
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,15 @@
+#!/usr/bin/env node
+/**
+ * `conch-opencode`: the delegate_task MCP server over stdio. See `main.ts` and the README for flags.
+ */
+import { main } from './main.js';
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `conch-opencode: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);

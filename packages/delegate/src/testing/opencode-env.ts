@@ -1,0 +1,76 @@
+/**
+ * An offline OpenCode for tests: HOME and XDG dirs in a temp dir, `--pure`-style isolation, no models.dev
+ * fetch, and one provider (`fake`, `@ai-sdk/openai-compatible`, bundled in opencode) pointing at a
+ * {@link startFakeModel} server.
+ */
+
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FAKE_TITLE_MODEL } from './fake-model.js';
+
+/** The provider id of the fake model and its main model. */
+export const FAKE_PROVIDER = 'fake';
+/** The main model id of the fake provider. */
+export const FAKE_MODEL = 'm1';
+
+/** A temp HOME and project dir, and the environment that points opencode at them. */
+export interface OpencodeTestEnv {
+  /** The temp root (HOME lives under it). */
+  root: string;
+  /** A project directory for tasks (`dir`). */
+  project: string;
+  /** Environment for `opencode serve` (or a face that spawns it). */
+  env: NodeJS.ProcessEnv;
+  /** Removes the temp dirs. */
+  cleanup(): void;
+}
+
+/**
+ * Creates the temp dirs and the environment for an offline opencode talking to `baseURL`; `extraConfig` is
+ * merged into its opencode.json (e.g. `permission` rules).
+ */
+export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unknown> = {}): OpencodeTestEnv {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), 'conch-opencode-')));
+  const home = join(root, 'home');
+  const project = join(root, 'project');
+  for (const dir of [home, project]) mkdirSync(dir, { recursive: true });
+  const config = {
+    ...extraConfig,
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    model: `${FAKE_PROVIDER}/${FAKE_MODEL}`,
+    small_model: `${FAKE_PROVIDER}/${FAKE_TITLE_MODEL}`,
+    provider: {
+      [FAKE_PROVIDER]: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'Fake',
+        options: { baseURL, apiKey: 'fake-key' },
+        models: {
+          [FAKE_MODEL]: { name: 'Fake model', tool_call: true },
+          [FAKE_TITLE_MODEL]: { name: 'Fake titles' },
+        },
+      },
+    },
+  };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, '.config'),
+    XDG_DATA_HOME: join(home, '.local', 'share'),
+    XDG_CACHE_HOME: join(home, '.cache'),
+    XDG_STATE_HOME: join(home, '.local', 'state'),
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_PURE: '1',
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(config),
+  };
+  return {
+    root,
+    project,
+    env,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
