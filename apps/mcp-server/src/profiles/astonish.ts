@@ -9,15 +9,22 @@
  * is killed with its whole process group; `waiting_for_input` is kernel evidence.
  */
 
-import { renderTerminalText, type SessionManager } from '@conch/core';
+import type { SessionManager } from '@conch/core';
 import * as z from 'zod';
 import { type CompatProfile, defineTool, goDuration, jsonText, processOf } from './profile.js';
 
 const MAX_TIMEOUT_S = 3600;
 
-/** The text of raw terminal bytes as a reader wants it: escape sequences applied, CRLF as LF. */
+/** Terminal control sequences (CSI, OSC, charset and single-character escapes). */
+const ESCAPE_SEQUENCE =
+  /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[()][0-9A-Za-z]|\u001b[@-Z\\-_]/g;
+
+/**
+ * Raw terminal bytes as Astonish's pipe output looked: control sequences removed, CR LF as LF. Byte for
+ * byte per range (no rendering state), so reads of consecutive ranges join into the read of the whole.
+ */
 function plain(raw: string): string {
-  return raw === '' ? '' : renderTerminalText(raw);
+  return raw.replace(ESCAPE_SEQUENCE, '').replaceAll('\r\n', '\n');
 }
 
 const sessionIdParam = z
@@ -81,9 +88,17 @@ function tools(manager: SessionManager) {
           },
           call,
         );
-        if (result.status === 'completed')
+        if (args.background) {
+          // Always the handle, even when it ended within the start-up probe: its output stays readable.
+          return {
+            stdout: result.output,
+            session_id: result.command_id,
+            ...(result.status === 'completed' ? { exit_code: result.exit_code ?? null } : {}),
+          };
+        }
+        if (result.status === 'completed') {
           return { stdout: result.output, exit_code: result.exit_code ?? null };
-        if (args.background) return { stdout: result.output, session_id: result.command_id };
+        }
         if (result.state === 'awaiting_input') {
           return { stdout: result.output, waiting_for_input: true, session_id: result.command_id };
         }

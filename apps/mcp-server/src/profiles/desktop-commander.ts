@@ -206,7 +206,9 @@ function tools(manager: SessionManager) {
             call,
           );
           const page = result.page;
-          const n = page ? page.to_line - page.from_line : lineCount(result.output);
+          // The page's own `[lines A-B of T …]` notice is replaced by the original's header.
+          result = { ...result, output: result.output.replace(/^\[lines [^\]\n]*\]\n/, '') };
+          const n = page ? Math.max(0, page.to_line - page.from_line + 1) : lineCount(result.output);
           const total = page?.total_lines ?? result.output_info.lines_total;
           header =
             offset < 0

@@ -25,7 +25,8 @@ interface ShellBlock {
   directory: string;
   stdout: string;
   stderr: string;
-  error: string | null;
+  /** The `Error:` line (`error` is reserved for conch's error shape). */
+  error_message: string | null;
   exit_code: number | null;
   signal: number | null;
   background_pids: number[];
@@ -44,7 +45,7 @@ function renderBlock(r: ShellBlock): string {
     `Directory: ${r.directory === '' ? '(root)' : r.directory}`,
     `Stdout: ${r.stdout === '' ? '(empty)' : r.stdout}`,
     `Stderr: ${r.stderr === '' ? '(empty)' : r.stderr}`,
-    `Error: ${r.error ?? '(none)'}`,
+    `Error: ${r.error_message ?? '(none)'}`,
     `Exit Code: ${r.exit_code ?? '(none)'}`,
     `Signal: ${r.signal ?? '(none)'}`,
     `Background PIDs: ${r.background_pids.length === 0 ? '(none)' : r.background_pids.join(', ')}`,
@@ -100,7 +101,7 @@ function tools(manager: SessionManager) {
         directory: z.string(),
         stdout: z.string(),
         stderr: z.string(),
-        error: z.string().nullable(),
+        error_message: z.string().nullable(),
         exit_code: z.number().int().nullable(),
         signal: z.number().int().nullable(),
         background_pids: z.array(z.number().int()),
@@ -117,7 +118,7 @@ function tools(manager: SessionManager) {
           return {
             ...base,
             stdout: started.output,
-            error: null,
+            error_message: null,
             exit_code: done ? (started.exit_code ?? null) : null,
             signal: done ? signalNumber(started.signal) : null,
             background_pids: !done && pid !== null ? [pid] : [],
@@ -132,7 +133,7 @@ function tools(manager: SessionManager) {
           return {
             ...base,
             stdout: result.output,
-            error: null,
+            error_message: null,
             exit_code: result.exit_code ?? null,
             signal: signalNumber(result.signal),
             background_pids: [],
@@ -147,7 +148,7 @@ function tools(manager: SessionManager) {
         return {
           ...base,
           stdout: result.output,
-          error: why,
+          error_message: why,
           exit_code: killed.exit_code,
           signal: signalNumber(killed.signal),
           background_pids: [],
