@@ -26,8 +26,9 @@ export { serverInstructions } from './instructions.js';
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
 /** Runs the stdio server (what `conch-mcp` does). */
 export { type MainHooks, main, SHUTDOWN_DEADLINE_MS } from './main.js';
+export type { AnyToolDefinition, CompatProfile } from './profiles/profile.js';
 /** The tool surfaces `--profile` accepts. */
-export { PROFILES, type Profile } from './profiles.js';
+export { COMPAT_PROFILES, PROFILES, type Profile } from './profiles.js';
 /** Result and error schemas (zod) of the tools. */
 export {
   CommandResultShape,

@@ -9,16 +9,14 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type * as z from 'zod';
 import { serverInstructions } from './instructions.js';
 import { type Logger, silentLogger } from './logger.js';
-import { isProfile, type Profile, unknownProfileMessage } from './profiles.js';
+import { COMPAT_PROFILES, isProfile, type Profile, unknownProfileMessage } from './profiles.js';
 import { type ConchToolDefinition, registerConchTool } from './tool-kit.js';
 import { registerDefaultTools } from './tools.js';
 
 /** Throws `INVALID_ARGUMENT` naming the valid profiles unless `name` is one. */
 export function assertProfile(name: string): Profile {
   if (isProfile(name)) return name;
-  throw new ConchError(ErrorCode.INVALID_ARGUMENT, unknownProfileMessage(name), {
-    hint: 'The compatibility profiles of SPEC §9 are not available yet; use the default profile.',
-  });
+  throw new ConchError(ErrorCode.INVALID_ARGUMENT, unknownProfileMessage(name));
 }
 
 /** What an extra-tool registrar gets: the server, the engine, and conch's tool registration. */
@@ -80,7 +78,8 @@ export const SERVER_VERSION: string = (() => {
 /** Creates the conch MCP server over a SessionManager (see the module doc). */
 export function createConchServer(options: ConchServerOptions): ConchServer {
   const logger = options.logger ?? silentLogger;
-  assertProfile(options.profile ?? 'default');
+  const profileName = assertProfile(options.profile ?? 'default');
+  const compat = profileName === 'default' ? undefined : COMPAT_PROFILES[profileName];
   const manager =
     options.manager ??
     (options.engine
@@ -95,15 +94,25 @@ export function createConchServer(options: ConchServerOptions): ConchServer {
     { name: 'conch', title: 'conch: real terminals for AI agents', version: SERVER_VERSION },
     {
       capabilities: { tools: {} },
-      instructions: serverInstructions(manager),
+      instructions: compat ? compat.instructions : serverInstructions(manager),
     },
   );
-  registerDefaultTools({ server, manager, logger });
+  if (compat) {
+    for (const definition of compat.tools(manager)) registerConchTool(server, definition, logger);
+  } else {
+    registerDefaultTools({ server, manager, logger });
+  }
+  // Under a compatibility profile, extra registrars add only the tools the profile lists (e.g. interminal
+  // keeps connect_ssh); under `default`, all of them.
+  const keep = compat ? new Set(compat.extraToolNames) : undefined;
   const context: ToolRegistrarContext = {
     server,
     manager,
     logger,
-    registerTool: (definition) => registerConchTool(server, definition, logger),
+    registerTool: (definition) => {
+      if (keep && !keep.has(definition.name)) return;
+      registerConchTool(server, definition, logger);
+    },
   };
   for (const register of options.extraTools ?? []) register(context);
 

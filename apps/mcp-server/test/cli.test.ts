@@ -45,10 +45,12 @@ describe('conch-mcp command line and config file', () => {
   });
 
   test('an unknown profile is a usage error listing the valid ones', async () => {
-    const r = await run(['--profile', 'interminal']);
+    const r = await run(['--profile', 'nope']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/interminal/);
-    expect(r.stderr).toMatch(/default/);
+    expect(r.stderr).toMatch(/nope/);
+    for (const name of ['default', 'interminal', 'desktop-commander', 'astonish', 'ollama-code']) {
+      expect(r.stderr).toContain(name);
+    }
   });
 
   test('bad numbers and unknown flags are usage errors', async () => {

@@ -109,6 +109,7 @@ export {
 // Wire types (SPEC §2)
 export type {
   AbortSignalLike,
+  ByteRead,
   CallContext,
   CloseSessionResult,
   CommandResult,

@@ -110,6 +110,23 @@ export interface ProcessInfo {
   log_path?: string;
 }
 
+/** A command's raw output read by absolute byte offset (`SessionManager.readBytes`). */
+export interface ByteRead {
+  /** The bytes as UTF-8 text, terminal escape sequences kept. */
+  text: string;
+  /** Absolute offset of the first byte returned (later than asked when older bytes were dropped). */
+  from_byte: number;
+  /** Absolute offset after the last byte returned: the offset for the next read. */
+  next_byte: number;
+  /** Every byte the command has printed so far. */
+  bytes_total: number;
+  /** Bytes between the asked offset and `from_byte` that are no longer kept in memory (0 if none). */
+  dropped_bytes: number;
+  state: CommandState;
+  exit_code: number | null;
+  signal: string | null;
+}
+
 /** Result of `kill_process`. */
 export interface KillResult {
   command_id: string;

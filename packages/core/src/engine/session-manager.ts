@@ -13,6 +13,7 @@ import { OutputLog } from '../output/output-log.js';
 import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
 import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
 import type {
+  ByteRead,
   CallContext,
   CloseSessionResult,
   CommandResult,
@@ -416,6 +417,32 @@ export class SessionManager {
       }
     }
     return result;
+  }
+
+  /**
+   * A command's raw output from the absolute byte offset `fromByte` (0 = its first byte), without
+   * waiting: the byte positions never shift (they count every byte the command ever printed), so a
+   * cursor kept by a caller stays valid however much is printed later. Bytes older than the raw ring
+   * are reported as dropped instead. Non-destructive: the same range can be read again.
+   */
+  readBytes(commandId: string, fromByte: number): ByteRead {
+    const command = this.getCommand(commandId);
+    if (!Number.isSafeInteger(fromByte) || fromByte < 0) {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid byte offset: ${fromByte}.`, {
+        hint: 'The offset is a whole number of bytes ≥ 0 (0 = the beginning; a previous total_bytes = only new output).',
+      });
+    }
+    const read = command.log.rawSince(fromByte);
+    return {
+      text: read.text,
+      from_byte: read.fromByte,
+      next_byte: read.next,
+      bytes_total: command.log.bytesTotal,
+      dropped_bytes: read.droppedBytes,
+      state: command.state,
+      exit_code: command.exitCode,
+      signal: command.signal,
+    };
   }
 
   /** `respond`: types text (and Enter) into a running command, then waits. */

@@ -1,0 +1,390 @@
+/**
+ * The `desktop-commander` profile: Desktop Commander MCP's process tools (`start_process`,
+ * `read_process_output`, `interact_with_process`, `force_terminate`, `list_sessions`) with their
+ * parameter names, defaults and text results, over the engine. A process is named by its OS pid, as in
+ * the original. What conch fixes: the exit code is always reported once the process has ended; output
+ * printed as a process exits is never lost (the engine drains the terminal before it reports the end);
+ * "waiting for input" comes from kernel evidence (the process blocked reading its terminal), not from a
+ * `>` or `:` at the end of the output; the line cursor of `read_process_output` is absolute and the log
+ * stays readable after the process ended.
+ */
+
+import type { CommandResult, SessionManager } from '@conch/core';
+import * as z from 'zod';
+import {
+  type CompatProfile,
+  commandByPid,
+  defineTool,
+  processOf,
+  secondsFromMs,
+  sessionForShell,
+} from './profile.js';
+
+type DcStatus = 'waiting_for_input' | 'finished' | 'running' | 'timeout';
+
+const DcResultShape = {
+  pid: z.number().int(),
+  status: z.enum(['waiting_for_input', 'finished', 'running', 'timeout']),
+  command_id: z.string(),
+  exit_code: z.number().int().nullable().optional(),
+  signal: z.string().nullable().optional(),
+};
+
+interface DcResult {
+  pid: number;
+  status: DcStatus;
+  command_id: string;
+  exit_code?: number | null;
+  signal?: string | null;
+  /** Rendered text (the original's result is text). */
+  text: string;
+}
+
+const TEXT_SHAPE = { text: z.string() };
+
+function statusOf(result: CommandResult): DcStatus {
+  if (result.status === 'completed') return 'finished';
+  if (result.state === 'awaiting_input') return 'waiting_for_input';
+  return 'running';
+}
+
+/** The original's one-line state messages, with the exit code always said once the process ended. */
+function stateLine(pid: number, result: CommandResult): string {
+  if (result.status === 'completed') {
+    const ending =
+      result.exit_code === null || result.exit_code === undefined
+        ? result.signal
+          ? `signal ${result.signal}`
+          : 'an unknown exit code'
+        : `exit code ${result.exit_code}`;
+    return `✅ Process completed with ${ending} (runtime: ${(result.duration_ms / 1000).toFixed(2)}s)`;
+  }
+  if (result.state === 'awaiting_input') {
+    const prompt = result.prompt
+      ? ` (${result.prompt.kind} prompt: ${JSON.stringify(result.prompt.text)})`
+      : '';
+    return `🔄 Process ${pid} is waiting for input${prompt}. Use interact_with_process to answer it.`;
+  }
+  return '⏳ Process is running. Use read_process_output to get more output.';
+}
+
+function ended(result: CommandResult): Pick<DcResult, 'exit_code' | 'signal'> {
+  return result.status === 'completed'
+    ? { exit_code: result.exit_code ?? null, signal: result.signal ?? null }
+    : {};
+}
+
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  return text.replace(/\n$/, '').split('\n').length;
+}
+
+const pidParam = z.number().int().describe('The PID returned by start_process.');
+const verboseTiming = z
+  .boolean()
+  .optional()
+  .describe('Accepted for compatibility; conch reports duration in the result instead of a timing log.');
+
+function tools(manager: SessionManager) {
+  const runtimeS = (ms: number) => secondsFromMs(manager, ms);
+  return [
+    defineTool({
+      name: 'start_process',
+      title: 'Start a process',
+      description:
+        'Start a terminal process and wait up to timeout_ms for it to finish or to wait for input. Returns its PID (the handle for the ' +
+        'other tools) and its first output. The process runs in its own process group with a real terminal (PTY), started from the ' +
+        "working directory of the server's terminal session. conch adds: the exit code is reported when the process has ended; output " +
+        'printed while it exits is never lost; "waiting for input" means the kernel saw it reading its terminal (not a guess from a ' +
+        'trailing ">"); a command policy may refuse it (POLICY_DENIED, nothing ran). Continue with read_process_output (more output), ' +
+        'interact_with_process (answer a prompt), force_terminate (stop it and its children).',
+      input: z.strictObject({
+        command: z.string().min(1).max(100_000).describe('The command line to run.'),
+        timeout_ms: z
+          .number()
+          .min(0)
+          .describe(
+            'How long to wait (milliseconds) for the process to finish or ask for input before returning with it still running.',
+          ),
+        shell: z
+          .string()
+          .min(1)
+          .optional()
+          .describe("Shell to run it with (e.g. bash, zsh). Default: the user's login shell."),
+        verbose_timing: verboseTiming,
+      }),
+      output: { ...DcResultShape, shell: z.string(), ...TEXT_SHAPE },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      async run(args, { call }) {
+        const sessionId = await sessionForShell(manager, args.shell);
+        const started = await manager.execute(
+          { command: args.command, background: true, ...(sessionId ? { session_id: sessionId } : {}) },
+          call,
+        );
+        let result = started;
+        let output = started.output;
+        if (started.status === 'partial' && started.state !== 'awaiting_input') {
+          const waitS = runtimeS(args.timeout_ms);
+          result = await manager.readOutput(
+            { command_id: started.command_id, pause_timeout: waitS, total_timeout: waitS },
+            call,
+          );
+          output += result.output;
+        }
+        const info = processOf(manager, started.command_id);
+        const pid = info.pid ?? -1;
+        const shell = manager.listSessions().find((s) => s.session_id === started.session_id)?.shell ?? 'sh';
+        return {
+          pid,
+          shell,
+          status: statusOf(result),
+          command_id: started.command_id,
+          ...ended(result),
+          text: `Process started with PID ${pid} (shell: ${shell})\nInitial output:\n${output}\n${stateLine(pid, result)}`,
+        };
+      },
+      render: (r: DcResult) => r.text,
+    }),
+    defineTool({
+      name: 'read_process_output',
+      title: 'Read process output',
+      description:
+        'Read output of a process started by start_process, like reading a file: offset 0 = the new output since the last read ' +
+        '(waits up to timeout_ms for some), offset > 0 = from that absolute line (0-based), offset < 0 = the last |offset| lines; ' +
+        'length = lines to return. The first line is a header: [Reading N lines from line X (total: T lines, R remaining)]. ' +
+        'conch adds: line numbers are absolute and never shift, the log stays readable after the process ended, and the exit code is ' +
+        'reported once it has.',
+      input: z.strictObject({
+        pid: pidParam,
+        timeout_ms: z
+          .number()
+          .min(0)
+          .optional()
+          .meta({ default: 5000 })
+          .describe('For offset 0: how long to wait (milliseconds) for new output. Default 5000.'),
+        offset: z
+          .number()
+          .int()
+          .optional()
+          .meta({ default: 0 })
+          .describe(
+            '0 = new output since the last read; > 0 = start at this absolute line; < 0 = the last |offset| lines. Default 0.',
+          ),
+        length: z
+          .number()
+          .int()
+          .min(1)
+          .max(100_000)
+          .optional()
+          .meta({ default: 1000 })
+          .describe('Most lines to return for offset ≠ 0. Default 1000.'),
+        verbose_timing: verboseTiming,
+      }),
+      output: { ...DcResultShape, ...TEXT_SHAPE },
+      annotations: {
+        readOnlyHint: true,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: false,
+      },
+      async run(args, { call }) {
+        const info = commandByPid(manager, args.pid);
+        const offset = args.offset ?? 0;
+        let header: string;
+        let result: CommandResult;
+        if (offset === 0) {
+          const waitS = runtimeS(args.timeout_ms ?? 5000);
+          result = await manager.readOutput(
+            { command_id: info.command_id, pause_timeout: waitS, total_timeout: waitS },
+            call,
+          );
+          const n = lineCount(result.output);
+          header = `[Reading ${n} new lines (total: ${result.output_info.lines_total} lines)]`;
+        } else {
+          result = await manager.readOutput(
+            { command_id: info.command_id, offset, length: args.length ?? 1000 },
+            call,
+          );
+          const page = result.page;
+          // The page's own `[lines A-B of T …]` notice is replaced by the original's header.
+          result = { ...result, output: result.output.replace(/^\[lines [^\]\n]*\]\n/, '') };
+          const n = page ? Math.max(0, page.to_line - page.from_line + 1) : lineCount(result.output);
+          const total = page?.total_lines ?? result.output_info.lines_total;
+          header =
+            offset < 0
+              ? `[Reading last ${n} lines (total: ${total} lines)]`
+              : `[Reading ${n} lines from line ${page?.from_line ?? offset} (total: ${total} lines, ${page?.remaining_lines ?? 0} remaining)]`;
+          if (page && page.dropped_lines > 0) {
+            header += `\n[${page.dropped_lines} earliest lines are no longer kept in memory; the full log is at ${result.output_info.log_path ?? '(not kept)'}]`;
+          }
+        }
+        const body = result.output === '' ? '(No output in requested range)' : result.output;
+        const state =
+          result.status === 'completed' || result.state === 'awaiting_input'
+            ? `\n\n${stateLine(args.pid, result)}`
+            : '';
+        return {
+          pid: args.pid,
+          status: statusOf(result),
+          command_id: info.command_id,
+          ...ended(result),
+          text: `${header}\n\n${body}${state}`,
+        };
+      },
+      render: (r: DcResult) => r.text,
+    }),
+    defineTool({
+      name: 'interact_with_process',
+      title: 'Send input to a process',
+      description:
+        'Type input into a running process (a prompt, a REPL) and press Enter, then wait up to timeout_ms for its answer: returns once ' +
+        'the process waits for input again, has ended, or the time is up. wait_for_prompt false returns at once (read the answer with ' +
+        'read_process_output). conch adds: the answer a process prints as it exits is part of the result, with the exit code; ' +
+        '"waiting for input" is kernel evidence, not a guess from the output.',
+      input: z.strictObject({
+        pid: pidParam,
+        input: z.string().max(100_000).describe('The text to send; Enter is pressed after it.'),
+        timeout_ms: z
+          .number()
+          .min(0)
+          .optional()
+          .meta({ default: 8000 })
+          .describe('How long to wait (milliseconds) for the answer. Default 8000.'),
+        wait_for_prompt: z
+          .boolean()
+          .optional()
+          .meta({ default: true })
+          .describe('Wait for the answer (true, default) or return as soon as the input is sent (false).'),
+        verbose_timing: verboseTiming,
+      }),
+      output: { ...DcResultShape, ...TEXT_SHAPE },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+      async run(args, { call }) {
+        const info = commandByPid(manager, args.pid);
+        const wait = args.wait_for_prompt !== false;
+        const waitS = wait ? runtimeS(args.timeout_ms ?? 8000) : 0;
+        const text = args.input.endsWith('\n') ? args.input.slice(0, -1) : args.input;
+        const result = await manager.respond(
+          { command_id: info.command_id, text, enter: true, pause_timeout: waitS, total_timeout: waitS },
+          call,
+        );
+        const base = {
+          pid: args.pid,
+          status: statusOf(result),
+          command_id: info.command_id,
+          ...ended(result),
+        };
+        if (!wait) {
+          return {
+            ...base,
+            text: `✅ Input sent to process ${args.pid}. Use read_process_output to get the response.`,
+          };
+        }
+        const state =
+          result.status === 'completed' || result.state === 'awaiting_input'
+            ? stateLine(args.pid, result)
+            : '⏱️ Response may be incomplete (timeout reached)';
+        const output =
+          result.output.trim() === '' ? '.\n📭 (No output produced)' : `:\n\n📤 Output:\n${result.output}`;
+        return { ...base, text: `✅ Input executed in process ${args.pid}${output}\n\n${state}` };
+      },
+      render: (r: DcResult) => r.text,
+    }),
+    defineTool({
+      name: 'force_terminate',
+      title: 'Stop a process',
+      description:
+        'Stop a process started by start_process, with everything it started (its whole process group): SIGTERM, then SIGKILL after ' +
+        'a 5 s grace. conch adds: the result says whether it had already ended, and its exit code.',
+      input: z.strictObject({ pid: pidParam }),
+      output: {
+        pid: z.number().int(),
+        result: z.enum(['killed', 'already_exited', 'stop_unconfirmed']),
+        exit_code: z.number().int().nullable(),
+        signal: z.string().nullable(),
+        ...TEXT_SHAPE,
+      },
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      async run(args) {
+        const info = commandByPid(manager, args.pid);
+        const killed = await manager.killProcess({ command_id: info.command_id });
+        const text =
+          killed.result === 'already_exited'
+            ? `No active session found for PID ${args.pid} (it had already ended with exit code ${killed.exit_code})`
+            : killed.result === 'killed'
+              ? `Successfully initiated termination of session ${args.pid}`
+              : `Error: Could not terminate every process of session ${args.pid}; still running: ${killed.survivors.join(', ')}`;
+        return {
+          pid: args.pid,
+          result: killed.result,
+          exit_code: killed.exit_code,
+          signal: killed.signal,
+          text,
+        };
+      },
+      render: (r: { text: string }) => r.text,
+    }),
+    defineTool({
+      name: 'list_sessions',
+      title: 'List running processes',
+      description:
+        'List the processes started by start_process that are still running: PID, whether it is blocked waiting for input (kernel ' +
+        'evidence), and runtime in seconds.',
+      input: z.strictObject({}),
+      output: {
+        sessions: z.array(
+          z.object({
+            pid: z.number().int(),
+            isBlocked: z.boolean(),
+            runtimeMs: z.number(),
+            command_id: z.string(),
+          }),
+        ),
+        ...TEXT_SHAPE,
+      },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      run() {
+        const sessions = manager
+          .listProcesses({ include_finished: false })
+          .processes.filter((p) => p.pid !== null)
+          .map((p) => ({
+            pid: p.pid as number,
+            isBlocked: p.state === 'awaiting_input',
+            runtimeMs: p.duration_ms,
+            command_id: p.command_id,
+          }));
+        const text =
+          sessions.length === 0
+            ? 'No active sessions'
+            : sessions
+                .map(
+                  (s) =>
+                    `PID: ${s.pid}, Blocked: ${s.isBlocked}, Runtime: ${Math.round(s.runtimeMs / 1000)}s`,
+                )
+                .join('\n');
+        return { sessions, text };
+      },
+      render: (r: { text: string }) => r.text,
+    }),
+  ];
+}
+
+/** The `desktop-commander` profile (see the module doc). */
+export const desktopCommanderProfile: CompatProfile = {
+  name: 'desktop-commander',
+  summary: "Desktop Commander MCP's process tools (start_process, read_process_output, …)",
+  instructions:
+    'conch (Desktop Commander profile): start_process runs a command in a real terminal and returns its PID and first output; ' +
+    'read_process_output pages its output (offset 0 = new, > 0 = absolute line, < 0 = tail); interact_with_process answers ' +
+    'prompts; force_terminate stops a process and its children; list_sessions shows the running ones. Exit codes are always ' +
+    'reported once a process has ended.',
+  extraToolNames: [],
+  toolNames: [
+    'start_process',
+    'read_process_output',
+    'interact_with_process',
+    'force_terminate',
+    'list_sessions',
+  ],
+  tools,
+};
