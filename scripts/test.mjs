@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 // The test command: installs and builds when needed, runs every vitest project once, and ends with the
-// plain line `N passed, N failed` (plus skipped) counting the whole run. Extra arguments go to vitest.
+// plain line `N passed, N failed` (plus skipped) counting the whole run, after the reliability summary line. Extra arguments go to vitest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootstrap } from './bootstrap.mjs';
+import { RELIABILITY_DIR, reliabilityLine, reliabilityTotals } from './reliability-summary.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 await bootstrap();
 const report = join(root, '.vitest-report.json');
 rmSync(report, { force: true });
+// The reliability tests write their counts here; the line after the run sums them.
+rmSync(RELIABILITY_DIR, { recursive: true, force: true });
 const r = spawnSync(
   'npx',
   [
@@ -40,6 +43,14 @@ if (existsSync(report)) {
 } else {
   failed = 1;
 }
+let reliability;
+try {
+  reliability = reliabilityLine(reliabilityTotals());
+} catch (error) {
+  reliability = `reliability: unreadable report (${error.message})`;
+  failed++;
+}
+process.stdout.write(`\n${reliability}\n`);
 const status = r.status === 0 && failed === 0 ? 0 : 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(status);

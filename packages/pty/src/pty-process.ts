@@ -4,7 +4,8 @@
  * path.
  */
 
-import { readFileSync, readlinkSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, openSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
 import {
   ConchError,
   type Disposable,
@@ -37,9 +38,102 @@ const BLOCKED_READ = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
 const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, riscv64: 63 };
 const POLLING = /^(poll_schedule_timeout|do_select|do_sys_poll|ep_poll|core_sys_select|do_epoll_wait)/;
 
-/** Internals of node-pty's unix terminal that write deadlines need (guarded at runtime). */
+/** Internals of node-pty's unix terminal that write deadlines and the drain need (guarded at runtime). */
 interface PtyInternals {
   _writeStream?: { _writeQueue?: unknown[]; dispose?: () => void };
+  _socket?: { destroy: (error?: Error) => unknown };
+}
+
+/** The longest time the drain waits for its sentinel (a terminal whose output is stopped never shows it). */
+const DRAIN_LIMIT_MS = 5000;
+
+/**
+ * Every byte before the end: node-pty's read of the terminal stalls or fails once the program's side of the
+ * terminal closes, and it destroys its reader 200 ms after the program's exit, so the tail of a fast
+ * program's output was lost. This holds the terminal's program side open for as long as the program runs;
+ * when node-pty is about to destroy its reader (the program has exited), it writes a unique sentinel to
+ * the program side and lets the reader go only once the sentinel has come through: the terminal is FIFO,
+ * so everything the program wrote came before it.
+ */
+class DrainGuard {
+  private slave: number | undefined;
+  private readonly sentinel = Buffer.from(`\x1b]7790;conch-drained-${randomBytes(8).toString('hex')}\x07`);
+  private sentinelSent = false;
+  private carry: Buffer = Buffer.alloc(0);
+  private finished = false;
+  private realDestroy: ((error?: Error) => unknown) | undefined;
+
+  constructor(pty: IPty, ptsName: string | undefined) {
+    const socket = (pty as unknown as PtyInternals)._socket;
+    if (!socket || typeof socket.destroy !== 'function' || ptsName === undefined) return;
+    try {
+      this.slave = openSync(ptsName, constants.O_RDWR | constants.O_NOCTTY | constants.O_NONBLOCK);
+    } catch {
+      return;
+    }
+    const real = socket.destroy.bind(socket);
+    this.realDestroy = real;
+    socket.destroy = (error?: Error) => {
+      if (error || this.finished || this.slave === undefined) return real(error);
+      this.sendSentinel(Date.now());
+      return socket;
+    };
+  }
+
+  /** Passes output through, up to the sentinel (after it, nothing is the program's). */
+  filter(chunk: Buffer): Buffer | undefined {
+    if (!this.sentinelSent) return chunk;
+    if (this.finished) return undefined;
+    const all = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
+    const at = all.indexOf(this.sentinel);
+    if (at >= 0) {
+      this.finish();
+      return at > 0 ? all.subarray(0, at) : undefined;
+    }
+    // Hold back a suffix that may be the start of the sentinel.
+    let keep = Math.min(this.sentinel.length - 1, all.length);
+    while (keep > 0 && !this.sentinel.subarray(0, keep).equals(all.subarray(all.length - keep))) keep--;
+    this.carry = Buffer.from(all.subarray(all.length - keep));
+    return all.length - keep > 0 ? all.subarray(0, all.length - keep) : undefined;
+  }
+
+  /** Releases the program side and the reader now (disposal, or the drain is over). */
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.closeSlave();
+    try {
+      this.realDestroy?.();
+    } catch {
+      // already closed
+    }
+  }
+
+  private sendSentinel(started: number): void {
+    if (this.finished || this.slave === undefined) return;
+    try {
+      writeSync(this.slave, this.sentinel);
+      this.sentinelSent = true;
+      setTimeout(() => this.finish(), DRAIN_LIMIT_MS).unref();
+    } catch (error) {
+      // The terminal's buffer is full: try again once the reader made room.
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN' && Date.now() - started < DRAIN_LIMIT_MS) {
+        setTimeout(() => this.sendSentinel(started), 5);
+      } else {
+        this.finish();
+      }
+    }
+  }
+
+  private closeSlave(): void {
+    if (this.slave === undefined) return;
+    try {
+      closeSync(this.slave);
+    } catch {
+      // closed
+    }
+    this.slave = undefined;
+  }
 }
 
 /** A node-pty process (see the module doc). */
@@ -53,6 +147,7 @@ export class PtyProcess implements TerminalProcess {
   private readonly exitListeners = new Set<(info: ExitInfo) => void>();
   private readonly onDisposed: () => void;
   private readonly owner: string;
+  private readonly drain: DrainGuard;
 
   constructor(pty: IPty, owner: string, onDisposed: () => void) {
     this.pty = pty;
@@ -60,11 +155,14 @@ export class PtyProcess implements TerminalProcess {
     this.pid = pty.pid;
     this.onDisposed = onDisposed;
     this.ptsName = (pty as unknown as { ptsName?: string }).ptsName;
+    this.drain = new DrainGuard(pty, this.ptsName);
     pty.onData((data) => {
-      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : (data as unknown as Buffer);
+      const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : (data as unknown as Buffer);
+      const bytes = this.drain.filter(raw);
+      if (!bytes) return;
       for (const listener of [...this.dataListeners]) listener(bytes);
     });
-    // node-pty 1.1 emits exit only after its read socket closed, i.e. after the last data event.
+    // node-pty 1.1 emits exit only after its read socket closed; the drain guard makes that the last byte.
     pty.onExit(({ exitCode, signal }) => {
       const sig = signal ? (SIGNALS[signal] ?? `SIG${signal}`) : null;
       this.exited = { exitCode: sig ? null : exitCode, signal: sig };
@@ -257,6 +355,7 @@ export class PtyProcess implements TerminalProcess {
         // gone
       }
     }
+    this.drain.finish();
     try {
       (this.pty as unknown as { destroy?: () => void }).destroy?.();
     } catch {

@@ -1,4 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 /** Live (non-zombie) processes whose environment carries `NAME=value`. */
 export function pidsWithEnv(name: string, value: string): number[] {
@@ -22,4 +24,19 @@ export function pidsWithEnv(name: string, value: string): number[] {
 /** Number of live processes marked with CONCH_COMMAND_ID=id. */
 export function countMarked(id: string): number {
   return pidsWithEnv('CONCH_COMMAND_ID', id).length;
+}
+
+/** Counts one reliability test file reports (see `scripts/reliability-summary.mjs`); missing = 0. */
+export interface ReliabilityCounts {
+  faults?: number;
+  fuzzCases?: number;
+  bytesLost?: number;
+  leaks?: number;
+}
+
+/** Writes `<repo>/.reliability/<suite>.json`, which the test command sums into its reliability line. */
+export function writeReliabilityReport(suite: string, counts: ReliabilityCounts): void {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '../../../.reliability');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${suite}.json`), `${JSON.stringify(counts)}\n`);
 }
