@@ -7,6 +7,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
+import { parseListen, serveHttp } from './http-server.js';
 import { relayStdioToDaemon, serveMcp } from './mcp-command.js';
 import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
 import { readSecret } from './secret-input.js';
@@ -406,12 +407,40 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--profile <name>', 'tool surface (default: default)')
     .option('--daemon', "use the daemon's sessions (they outlive this MCP client)")
+    .option(
+      '--http <host:port>',
+      'serve MCP Streamable HTTP here instead of stdio (a bare port binds 127.0.0.1)',
+    )
+    .option(
+      '--token <token>',
+      'the bearer token HTTP clients must send (default: $CONCH_MCP_TOKEN, else generated and printed)',
+    )
     .action((options) =>
-      run(() =>
-        options.daemon
+      run(async () => {
+        if (options.http && options.daemon) {
+          throw new CommanderError(
+            EXIT_USAGE,
+            'conch.usage',
+            '--http and --daemon cannot be combined yet: choose one.',
+          );
+        }
+        if (options.http) {
+          try {
+            parseListen(options.http);
+          } catch (error) {
+            throw new CommanderError(EXIT_USAGE, 'conch.usage', (error as Error).message);
+          }
+          const token: string | undefined = options.token ?? process.env.CONCH_MCP_TOKEN;
+          return serveHttp({
+            listen: options.http,
+            ...(token ? { token } : {}),
+            ...(options.profile ? { profile: options.profile } : {}),
+          });
+        }
+        return options.daemon
           ? relayStdioToDaemon()
-          : serveMcp(options.profile ? ['--profile', options.profile] : []),
-      )(),
+          : serveMcp(options.profile ? ['--profile', options.profile] : []);
+      })(),
     );
 
   const daemon = program

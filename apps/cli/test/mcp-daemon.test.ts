@@ -37,7 +37,9 @@ describe('conch mcp --daemon', () => {
 
     const second = await connect();
     const list = await second.callTool({ name: 'list_processes', arguments: {} });
-    const ids = (list.structuredContent as { processes: { command_id: string }[] }).processes.map((p) => p.command_id);
+    const ids = (list.structuredContent as { processes: { command_id: string }[] }).processes.map(
+      (p) => p.command_id,
+    );
     expect(ids).toContain(id);
     const read = await second.callTool({
       name: 'read_output',
