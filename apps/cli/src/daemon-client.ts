@@ -1,0 +1,132 @@
+/**
+ * The CLI's side of the daemon: find it (starting it on first use, recovering from a stale socket or a
+ * crashed daemon), connect the MCP SDK's `Client` over the socket, stop it, and ask its status.
+ */
+
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { readDaemonPid, socketAnswers } from './daemon.js';
+import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
+import { SocketTransport } from './socket-transport.js';
+import { CLI_VERSION } from './version.js';
+
+/** How long a starting daemon may take to answer on its socket. */
+const DAEMON_START_TIMEOUT_MS = 15_000;
+/** How long a stopping daemon may take to exit (its own deadline is 5 s). */
+const DAEMON_STOP_TIMEOUT_MS = 10_000;
+
+/** The built CLI entry (`dist/bin.js`), which runs the daemon with `daemon run`. */
+const BIN = fileURLToPath(new URL('./bin.js', import.meta.url));
+
+/** Polls `check` until it is true or `timeoutMs` passes; resolves with the last answer. */
+async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Makes sure a daemon answers on the socket, starting one (detached, its stderr in the log file) when
+ * none does. A stale socket left by a crashed daemon is removed by the new daemon, which also reaps the
+ * processes the dead one left. Resolves with whether a daemon was started.
+ */
+export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<boolean> {
+  if (await socketAnswers(paths.socket)) return false;
+  ensurePrivateDir(paths.dir);
+  const log = openSync(paths.logFile, 'a', 0o600);
+  let exitCode: number | null | undefined;
+  try {
+    const child = spawn(process.execPath, [BIN, 'daemon', 'run'], {
+      detached: true,
+      stdio: ['ignore', log, log],
+      env: process.env,
+    });
+    child.once('exit', (code) => {
+      exitCode = code;
+    });
+    child.unref();
+  } finally {
+    closeSync(log);
+  }
+  const up = await waitFor(
+    async () => exitCode !== undefined || (await socketAnswers(paths.socket)),
+    DAEMON_START_TIMEOUT_MS,
+  );
+  // A daemon that exited at once may have lost a start race to another one that answers now.
+  if (!up || !(await socketAnswers(paths.socket))) {
+    throw new Error(`The conch daemon did not start; see its log: ${paths.logFile}`);
+  }
+  return true;
+}
+
+/** A connected MCP client of the daemon. */
+export interface DaemonConnection {
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** Opens a raw socket to the daemon (starting it on first use). */
+export async function openDaemonSocket(paths: DaemonPaths = daemonPaths()): Promise<Socket> {
+  await ensureDaemon(paths);
+  return new Promise((resolve, reject) => {
+    const socket = connect(paths.socket);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** Connects an MCP client to the daemon (starting it on first use). */
+export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise<DaemonConnection> {
+  const socket = await openDaemonSocket(paths);
+  const client = new Client({ name: 'conch-cli', version: CLI_VERSION }, { capabilities: {} });
+  await client.connect(new SocketTransport(socket));
+  return { client, close: () => client.close() };
+}
+
+/** What `conch daemon status` reports. */
+export interface DaemonStatus {
+  running: boolean;
+  pid?: number;
+  socket: string;
+  log: string;
+}
+
+/** Whether a daemon answers, and its pid. */
+export async function daemonStatus(paths: DaemonPaths = daemonPaths()): Promise<DaemonStatus> {
+  const running = await socketAnswers(paths.socket);
+  const pid = running ? readDaemonPid(paths) : undefined;
+  return { running, ...(pid === undefined ? {} : { pid }), socket: paths.socket, log: paths.logFile };
+}
+
+/**
+ * Stops the daemon (SIGTERM: every process it started is killed) and waits until it has exited.
+ * Resolves with whether one was running.
+ */
+export async function stopDaemon(paths: DaemonPaths = daemonPaths()): Promise<boolean> {
+  const status = await daemonStatus(paths);
+  if (!status.running || status.pid === undefined) return false;
+  const pid = status.pid;
+  process.kill(pid, 'SIGTERM');
+  const gone = await waitFor(() => !isAlive(pid), DAEMON_STOP_TIMEOUT_MS);
+  if (!gone)
+    throw new Error(`The conch daemon (pid ${pid}) did not stop within ${DAEMON_STOP_TIMEOUT_MS / 1000} s.`);
+  return true;
+}

@@ -1,0 +1,162 @@
+/**
+ * The per-user daemon: one engine (SessionManager) whose sessions outlive the CLI invocations and MCP
+ * clients that use them. It listens on a unix socket (mode 0600, in a 0700 directory) and speaks MCP
+ * JSON-RPC with newline framing: every connection gets its own MCP server over the one shared engine.
+ *
+ * Start-up reaps what a dead daemon (or any dead conch server) left running, so a SIGKILLed daemon's
+ * processes do not survive the next start. A stale socket (no daemon answering) is removed. SIGTERM,
+ * SIGINT and SIGHUP shut down: every process killed, spill files removed, socket and pid file unlinked.
+ */
+
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import {
+  createConchServer,
+  createLocalEngine,
+  createLogger,
+  type Logger,
+  type ResolvedConfig,
+  resolveConfig,
+  SHUTDOWN_DEADLINE_MS,
+  sshTools,
+  type ToolRegistrar,
+} from '@conch/mcp-server';
+import { createAuditLog, Policy } from '@conch/policy';
+import { reapOrphans } from '@conch/pty';
+import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
+import { SocketTransport } from './socket-transport.js';
+
+/** Grace between SIGTERM and SIGKILL for the processes killed when the daemon stops. */
+const STOP_KILL_GRACE_S = 2;
+
+/** True when something accepts connections on the socket (a live daemon). */
+export function socketAnswers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(socketPath);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The pid recorded by a running daemon, if its file exists and parses. */
+export function readDaemonPid(paths: DaemonPaths): number | undefined {
+  try {
+    const pid = Number(readFileSync(paths.pidFile, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Options of {@link runDaemon}. */
+export interface DaemonOptions {
+  /** A `conch.config.json` (same schema as `conch-mcp --config`). */
+  config?: string;
+  /** Extra tools every connection gets (e.g. delegate_task). */
+  extraTools?: readonly ToolRegistrar[];
+}
+
+/**
+ * Runs the daemon in this process until it is told to stop. Resolves with the exit code: 0 after a clean
+ * stop, or at once when another daemon already answers on the socket.
+ */
+export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
+  const paths = daemonPaths();
+  ensurePrivateDir(paths.dir);
+  const config: ResolvedConfig = resolveConfig(
+    options.config === undefined ? {} : { config: options.config },
+  );
+  const logger: Logger = createLogger(config.logLevel);
+  if (await socketAnswers(paths.socket)) {
+    logger.info('a conch daemon already answers; not starting another', { socket: paths.socket });
+    return 0;
+  }
+  if (existsSync(paths.socket)) {
+    logger.info('removing a stale socket', { socket: paths.socket });
+    unlinkSync(paths.socket);
+  }
+  try {
+    const reaped = await reapOrphans();
+    if (reaped > 0) logger.info('reaped processes left by a dead conch daemon or server', { count: reaped });
+  } catch (error) {
+    logger.warn('reaping orphans failed', { error: String(error) });
+  }
+
+  const engine = createLocalEngine(config, logger, {
+    policy: new Policy(config.policy),
+    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
+  });
+  const tools: ToolRegistrar[] = [
+    sshTools({
+      allowedPolicies: config.ssh.allowedHostKeyPolicies,
+      defaultPolicy: config.ssh.defaultHostKeyPolicy,
+    }),
+    ...(options.extraTools ?? []),
+  ];
+  const connections = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    connections.add(socket);
+    socket.on('close', () => connections.delete(socket));
+    const conch = createConchServer({
+      manager: engine.manager,
+      profile: config.profile,
+      logger,
+      extraTools: tools,
+    });
+    conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
+    conch.server.connect(new SocketTransport(socket)).catch((error: unknown) => {
+      logger.warn('connection failed', { error: String(error) });
+      socket.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    // The socket is created with the umask: make it 0600 from its first moment.
+    const umask = process.umask(0o177);
+    server.listen(paths.socket, () => {
+      process.umask(umask);
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
+  logger.info('daemon ready', { pid: process.pid, socket: paths.socket });
+
+  return new Promise<number>((resolveExit) => {
+    let stopping = false;
+    const stop = (why: string): void => {
+      if (stopping) return;
+      stopping = true;
+      logger.info('daemon stopping', { why });
+      const force = setTimeout(() => resolveExit(0), SHUTDOWN_DEADLINE_MS);
+      server.close();
+      for (const socket of connections) socket.destroy();
+      engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, STOP_KILL_GRACE_S);
+      engine.manager
+        .shutdown()
+        .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }))
+        .then(() => engine.dispose())
+        .finally(() => {
+          for (const file of [paths.socket, paths.pidFile]) {
+            try {
+              unlinkSync(file);
+            } catch {
+              // already gone
+            }
+          }
+          clearTimeout(force);
+          logger.info('daemon stopped');
+          resolveExit(0);
+        });
+    };
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+    process.on('unhandledRejection', (reason) =>
+      logger.error('unhandled rejection', { error: String(reason) }),
+    );
+    process.on('uncaughtException', (error) => logger.error('uncaught exception', { error: error.stack }));
+  });
+}

@@ -1,0 +1,520 @@
+/**
+ * The `conch` command line (commander): every command talks to the per-user daemon as an MCP client,
+ * so sessions persist between invocations. Exit codes: the command's own when it completed, 0 while it
+ * still runs (with a hint naming its id), 2 for usage errors, 1 for conch errors.
+ */
+
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { runDaemon } from './daemon.js';
+import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
+import { parseListen, serveHttp } from './http-server.js';
+import { relayStdioToDaemon, serveMcp } from './mcp-command.js';
+import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
+import { readSecret } from './secret-input.js';
+import { stylesFor } from './terminal-output.js';
+import { ConchCliError, callTool } from './tool-call.js';
+import { CLI_VERSION } from './version.js';
+
+/** Exit code for usage errors. */
+export const EXIT_USAGE = 2;
+/** Exit code for conch errors. */
+export const EXIT_ERROR = 1;
+
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError(`expected seconds (a number ≥ 0), got ${JSON.stringify(value)}.`);
+  return n;
+}
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n))
+    throw new InvalidArgumentError(`expected an integer, got ${JSON.stringify(value)}.`);
+  return n;
+}
+
+/** Runs `work` with a daemon client, mapping conch errors to exit code 1. */
+async function withDaemon(json: boolean, work: (call: Caller) => Promise<number>): Promise<number> {
+  const connection = await connectDaemon();
+  try {
+    return await work((name, args, spinner) =>
+      callTool(connection.client, name, args, json || spinner === undefined ? {} : { spinner }),
+    );
+  } catch (error) {
+    if (error instanceof ConchCliError) {
+      if (json)
+        process.stdout.write(`${JSON.stringify(error.structured ?? { error: error.error }, null, 2)}\n`);
+      else {
+        const styles = stylesFor(process.stderr);
+        process.stderr.write(`${styles.red('conch:')} ${error.error.message}\n`);
+        if (error.error.hint) process.stderr.write(`${styles.dim(error.error.hint)}\n`);
+      }
+      return EXIT_ERROR;
+    }
+    throw error;
+  } finally {
+    await connection.close();
+  }
+}
+
+type Caller = <T = Record<string, unknown>>(
+  name: string,
+  args: Record<string, unknown>,
+  spinner?: string,
+) => Promise<T>;
+
+function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Prints a command result as JSON or for a person; returns the exit code. */
+function finishCommand(result: CommandResult, json: boolean): number {
+  if (json) {
+    printJson(result);
+    return result.status === 'completed' && typeof result.exit_code === 'number' ? result.exit_code : 0;
+  }
+  return printCommandResult(result);
+}
+
+/** Wait options shared by exec, read, respond and key. */
+function waitArgs(options: { pause?: number; total?: number; until?: string }): Record<string, unknown> {
+  return {
+    ...(options.pause === undefined ? {} : { pause_timeout: options.pause }),
+    ...(options.total === undefined ? {} : { total_timeout: options.total }),
+    ...(options.until === undefined ? {} : { until: options.until }),
+  };
+}
+
+function addWaitOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--pause <seconds>', 'return after this much output silence (default 9)').argParser(seconds),
+    )
+    .addOption(
+      new Option(
+        '--total <seconds>',
+        'return after this long while output keeps streaming (default 20)',
+      ).argParser(seconds),
+    )
+    .option('--until <regex>', 'return as soon as the output matches this RE2 regex')
+    .option('--json', 'print the result as JSON');
+}
+
+/** Builds the `conch` program. `setExit` receives the exit code of the command that ran. */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('conch')
+    .description(
+      'Real terminals for AI agents and the people who supervise them: persistent shell sessions kept by a per-user daemon.',
+    )
+    .version(CLI_VERSION)
+    .showHelpAfterError()
+    .exitOverride();
+
+  const run = (work: () => Promise<number>) => async () => setExit(await work());
+
+  addWaitOptions(
+    program
+      .command('exec')
+      .description(
+        'Run a command in a session (the default session unless --session) and wait for it to finish or go quiet.',
+      )
+      .argument('<command...>', 'the command line (put it after --)')
+      .option('-s, --session <id>', 'session id or name (default: the default session)')
+      .option('-b, --background', 'run it as a background process and return at once')
+      .option('--cwd <dir>', 'run it in this directory'),
+  ).action((words: string[], options) =>
+    run(() =>
+      withDaemon(options.json === true, async (call) => {
+        const result = await call<CommandResult>(
+          'execute',
+          {
+            command: words.join(' '),
+            ...(options.session ? { session_id: options.session } : {}),
+            ...(options.background ? { background: true } : {}),
+            ...(options.cwd ? { cwd: options.cwd } : {}),
+            ...waitArgs(options),
+          },
+          words.join(' '),
+        );
+        return finishCommand(result, options.json === true);
+      }),
+    )(),
+  );
+
+  addWaitOptions(
+    program
+      .command('read')
+      .description(
+        "Read a command's output: what is new since the last read, or a page with --offset/--length.",
+      )
+      .argument('<id>', 'the command id')
+      .addOption(
+        new Option('--offset <line>', 'absolute line to start at (negative: from the end)').argParser(
+          integer,
+        ),
+      )
+      .addOption(new Option('--length <lines>', 'how many lines').argParser(integer))
+      .option('--screen', 'show the terminal screen instead of the text')
+      .option('-f, --follow', 'keep reading until the command ends'),
+  ).action((id: string, options) =>
+    run(() =>
+      withDaemon(options.json === true, async (call) => {
+        const args = {
+          command_id: id,
+          ...waitArgs(options),
+          ...(options.offset === undefined ? {} : { offset: options.offset }),
+          ...(options.length === undefined ? {} : { length: options.length }),
+          ...(options.screen ? { view: 'screen' } : {}),
+        };
+        for (;;) {
+          const result = await call<CommandResult>('read_output', args, id);
+          if (
+            options.follow &&
+            !options.json &&
+            result.status === 'partial' &&
+            result.state !== 'awaiting_input'
+          ) {
+            if (result.output)
+              process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+            continue;
+          }
+          return finishCommand(result, options.json === true);
+        }
+      }),
+    )(),
+  );
+
+  addWaitOptions(
+    program
+      .command('respond')
+      .description(
+        'Type a line into a command waiting for input (reads it from the terminal without echo when TEXT is omitted).',
+      )
+      .argument('<id>', 'the command id')
+      .argument('[text]', 'what to type (Enter is pressed after it)')
+      .option('--secret', 'a password: never echoed or logged (prompted without echo when TEXT is omitted)')
+      .option('--no-enter', 'do not press Enter after the text'),
+  ).action((id: string, text: string | undefined, options) =>
+    run(async () => {
+      const input = text ?? (await readSecret(`Input for ${id}: `));
+      return withDaemon(options.json === true, async (call) =>
+        finishCommand(
+          await call<CommandResult>(
+            'respond',
+            {
+              command_id: id,
+              text: input,
+              enter: options.enter !== false,
+              secret: options.secret === true || text === undefined,
+              ...waitArgs(options),
+            },
+            id,
+          ),
+          options.json === true,
+        ),
+      );
+    })(),
+  );
+
+  addWaitOptions(
+    program
+      .command('key')
+      .description('Press keys in a command (ctrl+c, esc, up, f1, alt+x, …).')
+      .argument('<id>', 'the command id')
+      .argument('<keys...>', 'key names, pressed in order'),
+  ).action((id: string, keys: string[], options) =>
+    run(() =>
+      withDaemon(options.json === true, async (call) =>
+        finishCommand(
+          await call<CommandResult>(
+            'send_control',
+            { command_id: id, key: keys.length === 1 ? keys[0] : keys, ...waitArgs(options) },
+            id,
+          ),
+          options.json === true,
+        ),
+      ),
+    )(),
+  );
+
+  program
+    .command('ps')
+    .description('List commands (running and finished) in the daemon.')
+    .option('-s, --session <id>', 'only this session')
+    .option('--filter <text>', 'only commands whose text or id contains this')
+    .option('--running', 'only commands still running')
+    .option('--json', 'print JSON')
+    .action((options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{ processes: Parameters<typeof processTable>[0] }>('list_processes', {
+            ...(options.session ? { session_id: options.session } : {}),
+            ...(options.filter ? { filter: options.filter } : {}),
+            ...(options.running ? { include_finished: false } : {}),
+          });
+          if (options.json) printJson(result);
+          else process.stdout.write(`${processTable(result.processes)}\n`);
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('kill')
+    .description('Kill a command and everything it started (SIGTERM, then SIGKILL after the grace time).')
+    .argument('<id>', 'the command id')
+    .option('--signal <name>', 'the first signal (default SIGTERM)')
+    .addOption(new Option('--grace <seconds>', 'seconds before SIGKILL (default 5)').argParser(seconds))
+    .option('--json', 'print JSON')
+    .action((id: string, options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{ result: string; survivors: number[] }>('kill_process', {
+            command_id: id,
+            ...(options.signal ? { signal: options.signal } : {}),
+            ...(options.grace === undefined ? {} : { grace_s: options.grace }),
+          });
+          if (options.json) printJson(result);
+          else
+            process.stdout.write(
+              `${id}: ${result.result}${result.survivors.length ? ` (survivors: ${result.survivors.join(' ')})` : ''}\n`,
+            );
+          return result.result === 'stop_unconfirmed' ? EXIT_ERROR : 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('sessions')
+    .description("List the daemon's sessions.")
+    .option('--json', 'print JSON')
+    .action((options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{ sessions: Parameters<typeof sessionTable>[0] }>('list_sessions', {});
+          if (options.json) printJson(result);
+          else process.stdout.write(`${sessionTable(result.sessions)}\n`);
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('close')
+    .description('Close a session: its shell and every command in it are killed.')
+    .argument('<session>', 'the session id')
+    .option('--json', 'print JSON')
+    .action((session: string, options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{ killed_command_ids: string[] }>('close_session', {
+            session_id: session,
+          });
+          if (options.json) printJson(result);
+          else
+            process.stdout.write(
+              `closed ${session}${result.killed_command_ids.length ? ` (killed ${result.killed_command_ids.join(' ')})` : ''}\n`,
+            );
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('ssh')
+    .description('Open a persistent SSH session in the daemon.')
+    .argument('<destination>', '[user@]host[:port] (host may be an alias from ~/.ssh/config)')
+    .option('-i, --identity <file>', 'private key file')
+    .option('--host-key-policy <policy>', 'ask | accept-new | strict | insecure')
+    .option('--name <name>', 'a name for the session')
+    .option('--json', 'print JSON')
+    .action((destination: string, options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const match = /^(?:([^@]+)@)?(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(destination);
+          if (!match)
+            throw new CommanderError(
+              EXIT_USAGE,
+              'conch.usage',
+              `Not a destination: ${JSON.stringify(destination)}. Expected [user@]host[:port].`,
+            );
+          const result = await call<{ session_id: string; banner?: string }>(
+            'connect_ssh',
+            {
+              host: match[2]?.replace(/^\[|\]$/g, ''),
+              ...(match[1] ? { username: match[1] } : {}),
+              ...(match[3] ? { port: Number(match[3]) } : {}),
+              ...(options.identity ? { private_key_path: options.identity } : {}),
+              ...(options.hostKeyPolicy ? { host_key_policy: options.hostKeyPolicy } : {}),
+              ...(options.name ? { name: options.name } : {}),
+            },
+            `connecting to ${destination}`,
+          );
+          if (options.json) printJson(result);
+          else process.stdout.write(`${result.session_id}\n`);
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('check')
+    .description('Show what the command policy decides for a command line, without running it.')
+    .argument('<command...>', 'the command line')
+    .option('-s, --session <id>', 'the session it would run in')
+    .option('--json', 'print JSON')
+    .action((words: string[], options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{ decision?: string; allowed?: boolean; reason?: string }>(
+            'check_command',
+            {
+              command: words.join(' '),
+              ...(options.session ? { session_id: options.session } : {}),
+            },
+          );
+          if (options.json) printJson(result);
+          else {
+            const { decision, ...rest } = result as Record<string, unknown>;
+            process.stdout.write(`${String(decision ?? (result.allowed ? 'allow' : 'deny'))}\n`);
+            for (const [key, value] of Object.entries(rest)) {
+              if (value !== undefined && value !== null && key !== 'allowed')
+                process.stdout.write(
+                  `  ${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}\n`,
+                );
+            }
+          }
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('delegate')
+    .description('Delegate a coding task to OpenCode (not available in this version).')
+    .argument('[task...]')
+    .allowUnknownOption()
+    .action(() => {
+      process.stderr.write('conch: delegate is not available in this version of conch.\n');
+      setExit(EXIT_ERROR);
+    });
+
+  program
+    .command('mcp')
+    .description(
+      "Serve MCP: over stdio (default), or Streamable HTTP with --http; with --daemon the tools act on the daemon's sessions.",
+    )
+    .option('--profile <name>', 'tool surface (default: default)')
+    .option('--daemon', "use the daemon's sessions (they outlive this MCP client)")
+    .option(
+      '--http <host:port>',
+      'serve MCP Streamable HTTP here instead of stdio (a bare port binds 127.0.0.1)',
+    )
+    .option(
+      '--token <token>',
+      'the bearer token HTTP clients must send (default: $CONCH_MCP_TOKEN, else generated and printed)',
+    )
+    .action((options) =>
+      run(async () => {
+        if (options.http && options.daemon) {
+          throw new CommanderError(
+            EXIT_USAGE,
+            'conch.usage',
+            '--http and --daemon cannot be combined yet: choose one.',
+          );
+        }
+        if (options.http) {
+          try {
+            parseListen(options.http);
+          } catch (error) {
+            throw new CommanderError(EXIT_USAGE, 'conch.usage', (error as Error).message);
+          }
+          const token: string | undefined = options.token ?? process.env.CONCH_MCP_TOKEN;
+          return serveHttp({
+            listen: options.http,
+            ...(token ? { token } : {}),
+            ...(options.profile ? { profile: options.profile } : {}),
+          });
+        }
+        return options.daemon
+          ? relayStdioToDaemon()
+          : serveMcp(options.profile ? ['--profile', options.profile] : []);
+      })(),
+    );
+
+  const daemon = program
+    .command('daemon')
+    .description('Manage the per-user daemon that keeps sessions alive.');
+  daemon
+    .command('start')
+    .description('Start the daemon (it also starts on first use).')
+    .action(() =>
+      run(async () => {
+        const started = await ensureDaemon();
+        const status = await daemonStatus();
+        process.stdout.write(
+          `${started ? 'started' : 'already running'} (pid ${status.pid ?? '?'}, ${status.socket})\n`,
+        );
+        return 0;
+      })(),
+    );
+  daemon
+    .command('stop')
+    .description('Stop the daemon: every session and command in it is killed.')
+    .action(() =>
+      run(async () => {
+        process.stdout.write((await stopDaemon()) ? 'stopped\n' : 'not running\n');
+        return 0;
+      })(),
+    );
+  daemon
+    .command('status')
+    .description('Is the daemon running (pid, socket, log)?')
+    .option('--json', 'print JSON')
+    .action((options) =>
+      run(async () => {
+        const status = await daemonStatus();
+        if (options.json) printJson(status);
+        else
+          process.stdout.write(
+            status.running
+              ? `running (pid ${status.pid ?? '?'}, ${status.socket})\n`
+              : `not running (${status.socket})\n`,
+          );
+        return status.running ? 0 : 3;
+      })(),
+    );
+  daemon
+    .command('run', { hidden: true })
+    .description('Run the daemon in the foreground (what first use starts in the background).')
+    .option('--config <file>', 'a conch.config.json')
+    .action((options) => run(() => runDaemon(options.config ? { config: options.config } : {}))());
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
+export async function runCli(argv: readonly string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram((value) => {
+    code = value;
+  });
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      )
+        return 0;
+      if (error.code === 'conch.usage') process.stderr.write(`conch: ${error.message}\n`);
+      return EXIT_USAGE;
+    }
+    process.stderr.write(`conch: ${error instanceof Error ? error.message : String(error)}\n`);
+    return EXIT_ERROR;
+  }
+}

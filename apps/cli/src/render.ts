@@ -1,0 +1,113 @@
+/**
+ * How the CLI prints results for a person: the output on stdout, a short status line on stderr, tables
+ * for processes and sessions, and the exit code a command line expects.
+ */
+
+import { constants } from 'node:os';
+import { formatTable, stylesFor } from './terminal-output.js';
+
+/** The fields of a CommandResult the CLI reads. */
+export interface CommandResult {
+  status: 'completed' | 'partial';
+  command_id: string;
+  session_id: string;
+  output: string;
+  exit_code?: number | null;
+  signal?: string | null;
+  state: string;
+  reason: string;
+  prompt?: { kind: string; text: string };
+  cwd?: string;
+  duration_ms: number;
+  screen?: { rows: string[] };
+}
+
+/**
+ * The exit code of `conch exec/read/respond/key`: the command's own when it completed (128+N when a
+ * signal ended it, 1 when unknown); 0 while it still runs.
+ */
+export function exitCodeOf(result: CommandResult): number {
+  if (result.status === 'partial') return 0;
+  if (typeof result.exit_code === 'number') return result.exit_code;
+  const signal = result.signal
+    ? constants.signals[result.signal as keyof typeof constants.signals]
+    : undefined;
+  return signal === undefined ? 1 : 128 + signal;
+}
+
+/** Prints a CommandResult for a person and returns the exit code. */
+export function printCommandResult(result: CommandResult): number {
+  const err = stylesFor(process.stderr);
+  if (result.output)
+    process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
+  const code = exitCodeOf(result);
+  if (result.status === 'completed') {
+    if (code !== 0 || result.signal) {
+      const what = result.signal ? `${result.signal}` : `exit ${result.exit_code ?? 'unknown'}`;
+      process.stderr.write(`${err.red(`[${what}]`)}\n`);
+    }
+    return code;
+  }
+  const id = result.command_id;
+  const why =
+    result.state === 'awaiting_input'
+      ? `waiting for input${result.prompt ? ` (${result.prompt.kind})` : ''}: answer with conch respond ${id} TEXT, or press keys with conch key ${id} KEY`
+      : `read more with conch read ${id}, stop it with conch kill ${id}`;
+  process.stderr.write(`${err.yellow(`[still running: ${id}]`)} ${err.dim(why)}\n`);
+  return code;
+}
+
+/** One process row as `list_processes` returns it. */
+interface ProcessRow {
+  command_id: string;
+  session_id: string;
+  command: string;
+  pid: number;
+  state: string;
+  exit_code: number | null;
+  background: boolean;
+  duration_ms: number;
+}
+
+/** The `conch ps` table. */
+export function processTable(processes: readonly ProcessRow[]): string {
+  if (processes.length === 0) return 'No commands.';
+  return formatTable(
+    ['ID', 'SESSION', 'PID', 'STATE', 'EXIT', 'TIME', 'COMMAND'],
+    processes.map((p) => [
+      p.command_id,
+      p.session_id,
+      String(p.pid),
+      p.background ? `${p.state} (bg)` : p.state,
+      p.exit_code === null || p.exit_code === undefined ? '-' : String(p.exit_code),
+      `${(p.duration_ms / 1000).toFixed(1)}s`,
+      p.command.replace(/\s*\n\s*/g, ' ↵ '),
+    ]),
+  );
+}
+
+/** One session as `list_sessions` returns it. */
+interface SessionRow {
+  session_id: string;
+  kind: string;
+  name: string;
+  state: string;
+  cwd: string;
+  host?: string;
+  username?: string;
+}
+
+/** The `conch sessions` table. */
+export function sessionTable(sessions: readonly SessionRow[]): string {
+  if (sessions.length === 0) return 'No sessions.';
+  return formatTable(
+    ['ID', 'NAME', 'KIND', 'STATE', 'WHERE'],
+    sessions.map((s) => [
+      s.session_id,
+      s.name,
+      s.kind,
+      s.state,
+      s.kind === 'ssh' ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}` : s.cwd,
+    ]),
+  );
+}

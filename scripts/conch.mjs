@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `conch` CLI from a checkout: on a fresh clone it installs and builds first (messages on stderr),
+// then runs apps/cli with the given arguments. Once published: `npx -y @conch/cli …`.
+import { bootstrap } from './bootstrap.mjs';
+
+bootstrap();
+await import('../apps/cli/dist/bin.js');
