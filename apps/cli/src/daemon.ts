@@ -14,6 +14,7 @@ import {
   createConchServer,
   createLocalEngine,
   createLogger,
+  delegateTool,
   type Logger,
   type ResolvedConfig,
   resolveConfig,
@@ -89,7 +90,9 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
     policy: new Policy(config.policy),
     ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
   });
+  const delegation = delegateTool(config.opencode, logger);
   const tools: ToolRegistrar[] = [
+    ...(delegation ? [delegation.register] : []),
     sshTools({
       allowedPolicies: config.ssh.allowedHostKeyPolicies,
       defaultPolicy: config.ssh.defaultHostKeyPolicy,
@@ -140,6 +143,8 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
         .shutdown()
         .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }))
         .then(() => engine.dispose())
+        .then(() => delegation?.close())
+        .catch((error: unknown) => logger.warn('stopping OpenCode failed', { error: String(error) }))
         .finally(() => {
           for (const file of [paths.socket, paths.pidFile]) {
             try {

@@ -4,6 +4,7 @@
  * still runs (with a hint naming its id), 2 for usage errors, 1 for conch errors.
  */
 
+import { resolve as resolvePath } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
@@ -392,13 +393,55 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('delegate')
-    .description('Delegate a coding task to OpenCode (not available in this version).')
-    .argument('[task...]')
-    .allowUnknownOption()
-    .action(() => {
-      process.stderr.write('conch: delegate is not available in this version of conch.\n');
-      setExit(EXIT_ERROR);
-    });
+    .description(
+      'Hand a whole coding task to OpenCode and wait for its result (needs an opencode binary on PATH or bundled).',
+    )
+    .argument('<task...>', 'what OpenCode should do')
+    .option('--dir <dir>', 'the working directory of the task (default: the current directory)')
+    .option('--agent <agent>', 'build (default), plan or explore')
+    .option('--model <provider/model>', 'the model, as provider/model')
+    .option('-s, --session <id>', 'continue this OpenCode session')
+    .addOption(new Option('--timeout <seconds>', 'abort the task after this many seconds').argParser(integer))
+    .option('--json', 'print the result as JSON')
+    .action((words: string[], options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          const result = await call<{
+            status: string;
+            session_id?: string;
+            output?: string;
+            steps?: Array<{ type: string; tool?: string; title?: string; status: string }>;
+            files_changed?: string[];
+            error?: string;
+          }>(
+            'delegate_task',
+            {
+              task: words.join(' '),
+              dir: resolvePath(options.dir ?? process.cwd()),
+              ...(options.agent ? { agent: options.agent } : {}),
+              ...(options.model ? { model: options.model } : {}),
+              ...(options.session ? { session_id: options.session } : {}),
+              ...(options.timeout === undefined ? {} : { timeout_s: options.timeout }),
+            },
+            'delegating to OpenCode',
+          );
+          if (options.json) printJson(result);
+          else {
+            if (result.output) process.stdout.write(`${result.output.replace(/\n?$/, '\n')}`);
+            for (const step of result.steps ?? [])
+              process.stderr.write(
+                `  ${step.tool ?? step.type}${step.title ? ` ${step.title}` : ''} (${step.status})\n`,
+              );
+            for (const file of result.files_changed ?? []) process.stderr.write(`  changed ${file}\n`);
+            if (result.error) process.stderr.write(`conch: ${result.error}\n`);
+            process.stderr.write(
+              `[${result.status}${result.session_id ? ` · session ${result.session_id}` : ''}]\n`,
+            );
+          }
+          return result.status === 'success' ? 0 : EXIT_ERROR;
+        }),
+      )(),
+    );
 
   program
     .command('mcp')

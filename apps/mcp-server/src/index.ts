@@ -18,6 +18,8 @@ export {
   resolveConfig,
   type SshSettings,
 } from './config.js';
+/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
+export { type DelegateTool, delegateTool } from './delegate-tool.js';
 /** The local engine (driver, spill store, screen, SessionManager) built from a configuration. */
 export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine.js';
 /** The server instructions text. */
