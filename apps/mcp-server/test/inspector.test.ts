@@ -50,7 +50,8 @@ describe('MCP Inspector CLI against the built server', () => {
     );
     expect(tools).toContain('execute');
     expect(tools).toContain('connect_ssh');
-    expect(tools).toHaveLength(11);
+    expect(tools).toContain('delegate_task'); // offered: the bundled opencode binary is found
+    expect(tools).toHaveLength(12);
 
     const call = await inspector([
       '--method',
