@@ -138,11 +138,18 @@ describe('--profile desktop-commander', () => {
     });
     seenPids.add(r.pid);
     expect(r.text).toContain('one');
-    await h.ok('interact_with_process', { pid: r.pid, input: 'go', wait_for_prompt: false });
+    const sent = await h.ok<Dc>('interact_with_process', {
+      pid: r.pid,
+      input: 'go',
+      wait_for_prompt: false,
+    });
+    expect(sent.text).toMatch(/^✅ Input sent to process \d+\./);
     const next = await h.ok<Dc>('read_process_output', { pid: r.pid, timeout_ms: 5000 });
     expect(next.text).toMatch(/^\[Reading \d+ new lines \(total: \d+ lines\)\]/);
-    expect(next.text).toContain('two go');
     expect(next.text).not.toMatch(/\bone\b/);
+    // The answer is in the read, or (when it came before the input call returned) in that call's result:
+    // never lost between the two.
+    expect(`${sent.text}\n${next.text}`).toContain('two go');
     await h.ok('force_terminate', { pid: r.pid });
   });
 
@@ -181,14 +188,18 @@ describe('--profile astonish', () => {
     exit_code?: number | null;
   }
 
-  test('tools/list is exactly the Astonish shell and process tools, with their parameters', () => {
+  test('tools/list is exactly the Astonish shell, process and delegate tools, with their parameters', () => {
     expect(h.tools.map((t) => t.name)).toEqual([
       'shell_command',
       'process_read',
       'process_write',
       'process_list',
       'process_kill',
+      'delegate_task', // offered because the bundled opencode binary is found
     ]);
+    expect(Object.keys(propsOf(h, 'delegate_task'))).toEqual(
+      expect.arrayContaining(['task', 'dir', 'session_id', 'model', 'agent']),
+    );
     const shell = propsOf(h, 'shell_command');
     expect(Object.keys(shell)).toEqual(['command', 'timeout', 'working_dir', 'background']);
     expect(shell.timeout?.default).toBe(120);

@@ -258,8 +258,6 @@ function tools(manager: SessionManager) {
       },
       render: jsonText,
     }),
-    // TODO(delegate): register Astonish's `delegate_task(task, dir, session_id?, model?, agent?)` here once
-    // `@conch/delegate` (the OpenCode delegation package) is available on this branch; it is not yet.
   ];
 }
 
@@ -271,7 +269,16 @@ export const astonishProfile: CompatProfile = {
     'conch (Astonish profile): shell_command runs a command in a persistent terminal session; when it waits for input or runs ' +
     'past its timeout you get a session_id: read with process_read (byte offsets: pass the previous total_bytes), answer with ' +
     'process_write, list with process_list, stop with process_kill.',
-  extraToolNames: [],
-  toolNames: ['shell_command', 'process_read', 'process_write', 'process_list', 'process_kill'],
+  // Astonish's delegate_task(task, dir, session_id?, model?, agent?) is conch's own (registered when OpenCode
+  // can be found), so the profile keeps it from the extra tools.
+  extraToolNames: ['delegate_task'],
+  toolNames: [
+    'shell_command',
+    'process_read',
+    'process_write',
+    'process_list',
+    'process_kill',
+    'delegate_task',
+  ],
   tools,
 };

@@ -275,9 +275,12 @@ function tools(manager: SessionManager) {
           ...ended(result),
         };
         if (!wait) {
+          // Whatever the process printed by the time the input was sent is given here, never dropped: the
+          // next read_process_output continues after it.
+          const early = result.output.trim() === '' ? '' : `\n\n📤 Output so far:\n${result.output}`;
           return {
             ...base,
-            text: `✅ Input sent to process ${args.pid}. Use read_process_output to get the response.`,
+            text: `✅ Input sent to process ${args.pid}. Use read_process_output to get the response.${early}`,
           };
         }
         const state =
