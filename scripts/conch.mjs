@@ -3,5 +3,5 @@
 // then runs apps/cli with the given arguments. Once published: `npx -y @conch/cli …`.
 import { bootstrap } from './bootstrap.mjs';
 
-bootstrap();
+await bootstrap();
 await import('../apps/cli/dist/bin.js');

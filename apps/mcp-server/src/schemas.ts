@@ -1,5 +1,5 @@
 /**
- * The zod schemas of the tool results (SPEC §2) and of the error shape (SPEC §8), plus the helpers that
+ * The zod schemas of the tool results (docs/tools.md) and of the error shape (docs/tools.md), plus the helpers that
  * turn them into MCP output schemas that accept both a result and an error.
  *
  * Why the helpers: the MCP SDK's client validates `structuredContent` against the tool's `outputSchema`
@@ -12,7 +12,7 @@
 import { ERROR_CODES } from '@conch/core';
 import * as z from 'zod';
 
-/** The error shape of SPEC §8. */
+/** The error shape of docs/tools.md. */
 export const ErrorInfoSchema = z
   .object({
     code: z
@@ -76,7 +76,7 @@ export const ScreenSchema = z
   })
   .describe('The terminal screen as a terminal emulator renders it (read_output view:"screen").');
 
-/** CommandResult (SPEC §2), the result of execute, read_output, respond and send_control. */
+/** CommandResult (docs/tools.md), the result of execute, read_output, respond and send_control. */
 export const CommandResultShape = {
   status: z
     .enum(['completed', 'partial'])
@@ -130,7 +130,7 @@ export const CommandResultShape = {
     .describe('First result in a recreated default session: cwd and env were reset.'),
 };
 
-/** Session (SPEC §2). */
+/** Session (docs/tools.md). */
 export const SessionSchema = z.object({
   session_id: z.string(),
   kind: z.enum(['local', 'ssh']),
@@ -152,7 +152,7 @@ export const SessionSchema = z.object({
   command_ids: z.array(z.string()).describe('Commands of this session that are still known.'),
 });
 
-/** Process (SPEC §2), one entry of list_processes. */
+/** Process (docs/tools.md), one entry of list_processes. */
 export const ProcessSchema = z.object({
   command_id: z.string(),
   session_id: z.string(),
@@ -171,7 +171,7 @@ export const ProcessSchema = z.object({
   log_path: z.string().optional(),
 });
 
-/** connect_ssh result: a Session plus what the connection showed (SPEC §2). */
+/** connect_ssh result: a Session plus what the connection showed (docs/tools.md). */
 export const ConnectSshShape = {
   ...SessionSchema.shape,
   banner: z
@@ -221,7 +221,7 @@ export const KillResultShape = {
   survivors: z.array(int()).describe('PIDs still alive after SIGKILL.'),
 };
 
-/** check_command result: PolicyDecision (SPEC §6). */
+/** check_command result: PolicyDecision (docs/policy.md). */
 export const PolicyDecisionShape = {
   decision: z.enum(['allow', 'deny']),
   reason: z.string(),

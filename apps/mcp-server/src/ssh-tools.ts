@@ -1,5 +1,5 @@
 /**
- * `connect_ssh` (SPEC §2): opens an SSH session through `@conch/ssh` and hands its driver to the engine, so
+ * `connect_ssh` (docs/tools.md): opens an SSH session through `@conch/ssh` and hands its driver to the engine, so
  * that the session_id works with execute, read_output and every other tool exactly like a local one.
  *
  * - Host keys: the policy is checked against the operator's allowed list (`--ssh-host-key-policies`,
@@ -10,7 +10,7 @@
  * - Secrets: the password and passphrase go to `connectSsh` only. They are never logged (the tool kit logs
  *   tool names and ids, never arguments), never echoed in errors (the parameters are `writeOnly`, which
  *   the tool kit redacts), never returned, and not kept after connecting.
- * - Failure: a driver whose session could not be opened is disposed; errors are SPEC §8 results
+ * - Failure: a driver whose session could not be opened is disposed; errors are docs/tools.md results
  *   (`SSH_UNREACHABLE`, `SSH_AUTH_FAILED`, `SSH_HOST_KEY_REJECTED`, `INVALID_ARGUMENT`, `LIMIT_REACHED`).
  */
 

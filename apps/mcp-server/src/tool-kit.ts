@@ -4,7 +4,7 @@
  * - Validation: the strict zod schema is ours. The SDK is handed a *lenient twin* whose JSON Schema is
  *   identical (so clients see the exact types, ranges, enums and descriptions) but whose parse accepts
  *   anything; we then parse with the strict schema ourselves. The SDK would otherwise answer a bad argument
- *   with a bare text error; this way it is a SPEC §8 `INVALID_ARGUMENT` result naming the parameter and
+ *   with a bare text error; this way it is a docs/tools.md `INVALID_ARGUMENT` result naming the parameter and
  *   its valid values.
  * - Results: `structuredContent` checked against (and stripped to) the exact result schema, plus one text
  *   block rendering the same result.
@@ -166,7 +166,7 @@ export function invalidArgumentFromZod(
   });
 }
 
-/** The SPEC §8 wire shape of any error (data made JSON-safe). */
+/** The docs/tools.md wire shape of any error (data made JSON-safe). */
 export function errorInfo(error: unknown): ErrorInfo {
   const conch = toConchError(error);
   const json = conch.toJSON();

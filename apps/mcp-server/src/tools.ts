@@ -1,5 +1,5 @@
 /**
- * The SPEC §2 default-profile tools: `create_local`, `list_sessions`, `close_session`, `execute`,
+ * The docs/tools.md default-profile tools: `create_local`, `list_sessions`, `close_session`, `execute`,
  * `read_output`, `respond`, `send_control`, `list_processes`, `kill_process`, `check_command`.
  *
  * The descriptions are part of the product: an agent knows only what they say. Each one says what the tool

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 
-describe('errors are SPEC §8 tool results and never crash the server', () => {
+describe('errors are docs/tools.md tool results and never crash the server', () => {
   let h: ServerHandle;
   beforeAll(async () => {
     h = await startServer();

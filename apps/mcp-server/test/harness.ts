@@ -74,7 +74,7 @@ export interface CommandResult {
   new_shell?: true;
 }
 
-/** The SPEC §8 error shape. */
+/** The docs/tools.md error shape. */
 export interface ErrorInfo {
   code: string;
   message: string;

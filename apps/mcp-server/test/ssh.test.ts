@@ -123,7 +123,7 @@ afterAll(async () => {
   await fx?.dispose();
 }, 120_000);
 
-describe('connect_ssh is listed with the parameters of SPEC §2', () => {
+describe('connect_ssh is listed with the parameters of docs/tools.md', () => {
   it('declares every parameter, secrets as writeOnly, and a Session output schema', () => {
     const tool = h.tools.find((t) => t.name === 'connect_ssh');
     expect(tool).toBeDefined();

@@ -32,7 +32,7 @@ const errorShape = z.object({
   data: z.record(z.string(), z.unknown()).optional(),
 });
 
-/** An error as an MCP tool result (SPEC-style `structuredContent.error`). */
+/** An error as an MCP tool result (conch's `structuredContent.error` shape). */
 export function errorResult(error: unknown): CallToolResult {
   const json = toConchError(error).toJSON();
   const info = {

@@ -158,7 +158,7 @@ export interface SpillStore {
   create(commandId: string): SpillSink;
 }
 
-/** The terminal screen as rendered by a real terminal emulator (SPEC §4 `screen` view). */
+/** The terminal screen as rendered by a real terminal emulator (docs/output.md `screen` view). */
 export interface ScreenSnapshot {
   rows: string[];
   cursor: { row: number; col: number };

@@ -1,5 +1,5 @@
 /**
- * The error codes of SPEC §8. Every error conch reports carries exactly one of these.
+ * The error codes of docs/tools.md. Every error conch reports carries exactly one of these.
  */
 export const ErrorCode = {
   INVALID_ARGUMENT: 'INVALID_ARGUMENT',
@@ -22,7 +22,7 @@ export const ErrorCode = {
 /** One of the string codes of {@link ErrorCode}. */
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
-/** All error codes, in SPEC order. */
+/** All error codes, in the documented order. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
 const BRAND = Symbol.for('conch.ConchError');
@@ -60,7 +60,7 @@ export class ConchError extends Error {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 
-  /** The wire shape of SPEC §8: `{ code, message, hint?, data? }`. */
+  /** The wire shape of docs/tools.md: `{ code, message, hint?, data? }`. */
   toJSON(): { code: ErrorCode; message: string; hint?: string; data?: Record<string, unknown> } {
     return {
       code: this.code,

@@ -61,7 +61,7 @@ export {
   USER_PATTERN_SYNTAX,
 } from './engine/user-pattern.js';
 export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
-// Errors (SPEC §8)
+// Errors (docs/tools.md)
 export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';
 // Keys and prompts
 export {
@@ -84,11 +84,11 @@ export {
 export { type TypedLines, typedLines } from './input/typed-line.js';
 export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
 export { compactScreen, screenPromptLine } from './output/compact-screen.js';
-// Output (SPEC §4)
+// Output (docs/output.md)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
 export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';
 export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
-// Shell integration (SPEC §5)
+// Shell integration (docs/sessions.md)
 export {
   ansiCQuote,
   type EncodedCommand,
@@ -106,7 +106,7 @@ export {
   runsTypedCommands,
   SHELL_PROGRAMS,
 } from './shell/shell-programs.js';
-// Wire types (SPEC §2)
+// Wire types (docs/tools.md)
 export type {
   AbortSignalLike,
   ByteRead,

@@ -1,5 +1,5 @@
 /**
- * The result and option shapes of SPEC §2. Field names are snake_case because they are the wire contract.
+ * The result and option shapes of docs/tools.md. Field names are snake_case because they are the wire contract.
  */
 
 /** Lifecycle state of a session. */
@@ -26,7 +26,7 @@ export interface SessionInfo {
 /** State of a command. */
 export type CommandState = 'running' | 'awaiting_input' | 'exited' | 'killed' | 'lost';
 
-/** Why a waiting call returned (SPEC §3). */
+/** Why a waiting call returned (docs/waiting.md). */
 export type WaitReason =
   | 'exited'
   | 'silence'
@@ -63,7 +63,7 @@ export interface PageInfo {
   dropped_lines: number;
 }
 
-/** The result of every command tool (SPEC §2 `CommandResult`). */
+/** The result of every command tool (docs/tools.md `CommandResult`). */
 export interface CommandResult {
   status: 'completed' | 'partial';
   command_id: string;
@@ -158,7 +158,7 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
-/** The timing options shared by every waiting call, in seconds (SPEC §3). */
+/** The timing options shared by every waiting call, in seconds (docs/waiting.md). */
 export interface WaitOptions {
   pause_timeout?: number;
   total_timeout?: number;

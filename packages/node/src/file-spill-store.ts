@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SpillSink, SpillStore } from '@conch/core';
 
-/** Default cap of one command's spill file: 256 MiB (SPEC §4). */
+/** Default cap of one command's spill file: 256 MiB (docs/output.md). */
 export const DEFAULT_SPILL_CAP_BYTES = 256 * 1024 * 1024;
 
 /** Every how many lines the sparse index records a byte offset. */

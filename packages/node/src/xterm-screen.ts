@@ -1,6 +1,6 @@
 /**
  * XtermScreenRenderer: the core's `ScreenRenderer` with a real terminal emulator (`@xterm/headless`),
- * for the `screen` view of SPEC §4 (how an agent reads vim, htop, less and menus).
+ * for the `screen` view of docs/output.md (how an agent reads vim, htop, less and menus).
  */
 import type { Disposable, ScreenFactory, ScreenRenderer, ScreenSnapshot } from '@conch/core';
 import xterm from '@xterm/headless';
@@ -8,7 +8,7 @@ import xterm from '@xterm/headless';
 const { Terminal } = xterm;
 type XtermTerminal = InstanceType<typeof Terminal>;
 
-/** Largest accepted number of columns or rows (LESSONS 9: cap them). */
+/** Largest accepted number of columns or rows (capped, so a client cannot make the emulator allocate without bound). */
 export const MAX_SCREEN_DIMENSION = 1000;
 
 /** Default scrollback of the emulator, in lines (only the visible screen is reported, so none). */

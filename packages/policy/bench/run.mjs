@@ -2,7 +2,7 @@
 // Measures, for typical commands, the time of one evaluation (median and p99, µs) after warm-up, and the
 // start-up cost in a fresh process (import of the package + the parser, compiling a policy, the first
 // evaluation). A naive string-splitting checker is timed too, only as a reference for speed: it is the kind
-// of checker that LESSONS.md #16 shows to be bypassed.
+// of checker that earlier agent tools used and that was bypassed.
 import { execFileSync } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';

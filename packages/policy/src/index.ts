@@ -1,5 +1,5 @@
 /**
- * `@conch/policy`: the command policy of conch (SPEC §6). A raw-text gate, a real bash parse (unbash),
+ * `@conch/policy`: the command policy of conch (docs/policy.md). A raw-text gate, a real bash parse (unbash),
  * normalised and unwrapped command names, built-in checks for state-changing constructs and interpreters in
  * disguise, word-prefix allow/deny rules, configuration loaders and an audit log.
  *

@@ -4,7 +4,7 @@ import { createPolicy, evaluate, Policy, policyDeniedError } from './policy.js';
 
 const decide = (config: unknown, command: string) => new Policy(config).evaluate(command).decision;
 
-describe('Policy.evaluate: the decision shape (SPEC §6)', () => {
+describe('Policy.evaluate: the decision shape (docs/policy.md)', () => {
   it('returns exactly { decision, reason, commands: [{ text, argv, decision, rule? }] }', () => {
     const d = new Policy({ allow: ['git', 'ls'] }).evaluate('git status && ls -la | grep foo');
     expect(Object.keys(d).sort()).toEqual(['commands', 'decision', 'reason']);

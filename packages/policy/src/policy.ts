@@ -17,13 +17,13 @@ import {
 } from './rules.js';
 
 /**
- * The verdict on one simple command found in the input (SPEC §6): its text as written, its normalised argv
+ * The verdict on one simple command found in the input (docs/policy.md): its text as written, its normalised argv
  * (name with quotes removed and system path stripped, wrappers kept), the decision and the rule that decided
  * (`"deny rm"`, `"allow git"`, or a built-in rule such as `"policy:function-definition"`).
  */
 export type PolicyCommandVerdict = CorePolicyCommandVerdict;
 
-/** The decision for a whole input (SPEC §6): `{ decision, reason, commands: [{ text, argv, decision, rule? }] }`. */
+/** The decision for a whole input (docs/policy.md): `{ decision, reason, commands: [{ text, argv, decision, rule? }] }`. */
 export type PolicyDecision = CorePolicyDecision;
 
 /** Options of a {@link Policy}. */
@@ -266,7 +266,7 @@ export function evaluate(
 }
 
 /**
- * The `POLICY_DENIED` error for a denied decision (SPEC §8): the message names the sub-command and the rule;
+ * The `POLICY_DENIED` error for a denied decision (docs/tools.md): the message names the sub-command and the rule;
  * `data` carries `command`, `rule` and the whole `decision`.
  */
 export function policyDeniedError(decision: PolicyDecision): ConchError {

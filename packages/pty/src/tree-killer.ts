@@ -1,5 +1,5 @@
 /**
- * Kills process trees the way SPEC §5 asks: the process group, every descendant, and escaped
+ * Kills process trees the way docs/sessions.md asks: the process group, every descendant, and escaped
  * descendants (double forks, setsid) found by the `CONCH_COMMAND_ID` marker in their environment;
  * SIGKILL after a grace period; survivors reported.
  */

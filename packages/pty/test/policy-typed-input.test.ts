@@ -1,5 +1,5 @@
 /**
- * The policy also guards what is typed into a shell that an allowed command started (SPEC §6): a person
+ * The policy also guards what is typed into a shell that an allowed command started (docs/policy.md): a person
  * could otherwise `execute bash` and then `respond rm …`.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

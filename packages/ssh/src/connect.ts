@@ -1,5 +1,5 @@
 /**
- * `connectSsh`: every parameter of SPEC §2 `connect_ssh`. Resolves a host alias through the OpenSSH
+ * `connectSsh`: every parameter of docs/tools.md `connect_ssh`. Resolves a host alias through the OpenSSH
  * client config (HostName, User, Port, IdentityFile, ProxyJump, UserKnownHostsFile, HashKnownHosts,
  * HostKeyAlias), verifies the host key against known_hosts under the chosen policy BEFORE any credential
  * is sent, authenticates (explicit key, ssh-agent, config/default identity files, password), turns on
@@ -48,7 +48,7 @@ import {
 import { SshDriver } from './ssh-driver.js';
 
 /**
- * How host keys are checked (SPEC §2). A known key must match under every policy: a changed (or `@revoked`)
+ * How host keys are checked (docs/tools.md). A known key must match under every policy: a changed (or `@revoked`)
  * key is refused by all of them, `insecure` included; the policies differ only on unknown keys.
  */
 export type HostKeyPolicy = 'ask' | 'accept-new' | 'strict' | 'insecure';
@@ -69,7 +69,7 @@ export interface HostKeyQuestion {
   jumpHost: boolean;
 }
 
-/** Options of {@link connectSsh}: SPEC §2 `connect_ssh` in camelCase, plus the operator's and the face's hooks. */
+/** Options of {@link connectSsh}: docs/tools.md `connect_ssh` in camelCase, plus the operator's and the face's hooks. */
 export interface ConnectSshOptions {
   /** Host name, address, or an alias from the ssh config; `user@host:port` is accepted too. */
   host: string;
@@ -110,7 +110,7 @@ export interface ConnectSshOptions {
   allowedPolicies?: readonly HostKeyPolicy[];
   /**
    * Keep the password in memory for the driver's life so that extra connections (past the server's
-   * MaxSessions) can authenticate with it. Default false: SPEC §2 says passwords are not kept.
+   * MaxSessions) can authenticate with it. Default false: docs/tools.md says passwords are not kept.
    */
   retainPasswordForExtraConnections?: boolean;
   /** Cancels the attempt (the MCP request was cancelled). */
@@ -375,7 +375,7 @@ function authPlan(
   return attempts;
 }
 
-/** Maps an ssh2 connection error to SPEC §8. */
+/** Maps an ssh2 connection error to docs/tools.md. */
 function connectionError(error: unknown, hop: HopTarget, timeoutS: number): ConchError {
   if (ConchError.is(error)) return error;
   const e = error as Error & { level?: string; code?: string };

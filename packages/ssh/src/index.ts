@@ -5,7 +5,7 @@
 
 /** One remote terminal channel (the driver's `TerminalProcess`). */
 export { SshChannelProcess } from './channel-process.js';
-/** Connects to a host (SPEC §2 `connect_ssh`); its options, result, host-key question and policies. */
+/** Connects to a host (docs/tools.md `connect_ssh`); its options, result, host-key question and policies. */
 export {
   type ConnectSshOptions,
   connectSsh,

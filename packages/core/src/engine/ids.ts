@@ -20,12 +20,12 @@ export function randomBase32(random: RandomBytes, length: number): string {
   return out;
 }
 
-/** A session id: `s_` + 8 base32 characters (SPEC §1). */
+/** A session id: `s_` + 8 base32 characters (docs/sessions.md). */
 export function newSessionId(random: RandomBytes): string {
   return `s_${randomBase32(random, 8)}`;
 }
 
-/** A command id: `c_` + 10 base32 characters (SPEC §1). */
+/** A command id: `c_` + 10 base32 characters (docs/sessions.md). */
 export function newCommandId(random: RandomBytes): string {
   return `c_${randomBase32(random, 10)}`;
 }

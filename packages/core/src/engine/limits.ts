@@ -1,4 +1,4 @@
-/** Resource limits of one engine (SPEC §5 "Limits"); all configurable. */
+/** Resource limits of one engine (docs/sessions.md "Limits"); all configurable. */
 export interface EngineLimits {
   maxSessions: number;
   maxLiveCommands: number;
@@ -20,7 +20,7 @@ export interface EngineLimits {
   maxTimeoutS: number;
 }
 
-/** The defaults of SPEC §4–§5. */
+/** The defaults of docs/output.md, docs/sessions.md. */
 export const DEFAULT_LIMITS: EngineLimits = {
   maxSessions: 64,
   maxLiveCommands: 256,
@@ -52,11 +52,11 @@ export interface EngineDefaults {
   shell: string | undefined;
   /** Starting directory of new local sessions; undefined = the server's cwd. */
   cwd: string | undefined;
-  /** Environment defaults of every session (SPEC §5), before the per-session id. */
+  /** Environment defaults of every session (docs/sessions.md), before the per-session id. */
   env: Record<string, string>;
 }
 
-/** The defaults of SPEC §2–§5. */
+/** The defaults of docs/tools.md. */
 export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
   cols: 200,
   rows: 50,

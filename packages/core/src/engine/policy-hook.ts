@@ -3,7 +3,7 @@
  * itself (`@conch/policy`) implements them; the core only asks.
  */
 
-/** One simple command found in the input, with its verdict (SPEC §6). */
+/** One simple command found in the input, with its verdict (docs/policy.md). */
 export interface PolicyCommandVerdict {
   text: string;
   argv: string[];
@@ -11,7 +11,7 @@ export interface PolicyCommandVerdict {
   rule?: string;
 }
 
-/** The decision for a whole input (SPEC §6 `PolicyDecision`). */
+/** The decision for a whole input (docs/policy.md `PolicyDecision`). */
 export interface PolicyDecision {
   decision: 'allow' | 'deny';
   reason: string;

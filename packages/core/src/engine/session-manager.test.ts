@@ -45,7 +45,7 @@ describe('SessionManager', () => {
     expect(s?.command_ids).toEqual([r.command_id]);
   });
 
-  it('ids have the SPEC shapes', async () => {
+  it('ids have the documented shapes', async () => {
     const { clock, manager } = setup();
     const s = await settled(clock, manager.createLocal({ name: 'work' }));
     expect(s.session_id).toMatch(/^s_[a-z2-7]{8}$/);
@@ -98,7 +98,7 @@ describe('SessionManager', () => {
     expect(next.new_shell).toBeUndefined();
   });
 
-  it('gives the SPEC errors for unknown ids, finished commands and bad keys', async () => {
+  it('gives the documented errors for unknown ids, finished commands and bad keys', async () => {
     const { clock, driver, manager } = setup();
     await expect(manager.readOutput({ command_id: 'c_nope' })).rejects.toMatchObject({
       code: 'COMMAND_NOT_FOUND',

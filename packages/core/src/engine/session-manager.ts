@@ -1,5 +1,5 @@
 /**
- * The engine: sessions, commands and the calls of SPEC §2 over injected drivers and an injected clock.
+ * The engine: sessions, commands and the calls of docs/tools.md over injected drivers and an injected clock.
  * Faces (MCP server, CLI) validate and render; everything that a call means happens here.
  */
 
@@ -288,7 +288,7 @@ export class SessionManager {
   async closeSession(sessionId: string): Promise<CloseSessionResult> {
     const session = this.getSession(sessionId);
     const killed: string[] = [];
-    // SPEC §5: everything is gone within 5 s — a short grace, then SIGKILL.
+    // docs/sessions.md: everything is gone within 5 s — a short grace, then SIGKILL.
     const graceMs = Math.min(this.defaults.killGraceS * 1000, CLOSE_GRACE_MS);
     const live = session.commandIds
       .map((id) => this.commands.get(id))
@@ -320,7 +320,7 @@ export class SessionManager {
   // ---------------------------------------------------------------------------------------------
   // Commands
 
-  /** `execute`: runs a command and waits per SPEC §3. */
+  /** `execute`: runs a command and waits per docs/waiting.md. */
   async execute(request: ExecuteRequest, context: CallContext = {}): Promise<CommandResult> {
     this.assertOpen();
     const text = this.checkInput('command', request.command);

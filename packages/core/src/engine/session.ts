@@ -338,7 +338,7 @@ export class Session {
     }
   }
 
-  /** The `Session` shape of SPEC §2. */
+  /** The `Session` shape of docs/tools.md. */
   toInfo(): SessionInfo {
     const info: SessionInfo = {
       session_id: this.id,

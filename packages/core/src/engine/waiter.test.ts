@@ -1,5 +1,5 @@
 /**
- * SPEC §3, rule by rule, with the fake clock and the fake driver: exact and instant.
+ * docs/waiting.md, rule by rule, with the fake clock and the fake driver: exact and instant.
  */
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../testing/fake-clock.js';
@@ -36,7 +36,7 @@ async function started(manager: SessionManager, clock: FakeClock) {
   expect(p.done).toBe(true);
 }
 
-describe('Waiter (SPEC §3)', () => {
+describe('Waiter (docs/waiting.md)', () => {
   it('returns at once when the command exits, with all of its output', async () => {
     const { clock, driver, manager } = setup();
     driver.script('quick', (c) => {

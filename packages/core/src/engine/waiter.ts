@@ -1,5 +1,5 @@
 /**
- * The Waiter: SPEC §3 exactly. A waiting call returns at the first of: the command exited (after its
+ * The Waiter: docs/waiting.md exactly. A waiting call returns at the first of: the command exited (after its
  * output drained), it is awaiting input, `until` matched output that arrived in this call, `pause`
  * of output silence, `total` elapsed while output streamed, or the caller cancelled. Every timer goes
  * through the injected Clock, so the rules are tested exactly with a fake one.
@@ -212,7 +212,7 @@ export interface AwaitingContext {
 }
 
 /**
- * Combines kernel evidence with the text classifier (LESSONS 4, 4b). A blocked terminal read is certain;
+ * Combines kernel evidence with the text classifier (kernel evidence measured on Linux: see docs/waiting.md). A blocked terminal read is certain;
  * a poll with the terminal among its fds counts with a prompt-looking tail, in a known pager or REPL, or
  * in a full-screen app, or in a program that cleared the display and homed the cursor (`top`'s first
  * frame): kind `screen`, unless its screen shows a certain prompt such as a password. With no kernel

@@ -245,7 +245,7 @@ describe('encodeKeys: errors', () => {
 });
 
 describe('KEY_NAMES', () => {
-  it('lists every SPEC key and each listed name encodes', () => {
+  it('lists every documented key and each listed name encodes', () => {
     for (const name of [
       'ctrl+a',
       'ctrl+z',

@@ -1,5 +1,5 @@
 /**
- * KeyMap: turns the key names of SPEC §2 (`send_control`) into the bytes a real xterm sends.
+ * KeyMap: turns the key names of docs/tools.md (`send_control`) into the bytes a real xterm sends.
  *
  * Grammar (after removing all whitespace): tokens separated by `+` or `-` (equivalent); every token but
  * the last is a modifier (`ctrl`/`control`/`c`, `alt`/`meta`/`m`/`option`, `shift`/`s`), the last is the key:
@@ -301,7 +301,7 @@ export function encodeKey(name: string, opts: KeyEncodeOptions): string {
 }
 
 /**
- * Encodes one key name or an array of them into the bytes a real xterm sends (SPEC §2 "Keys").
+ * Encodes one key name or an array of them into the bytes a real xterm sends (docs/tools.md "Keys").
  * All names are validated first: if any is unknown, an `INVALID_ARGUMENT` {@link ConchError} naming it and
  * listing the valid names is thrown and nothing is encoded.
  */

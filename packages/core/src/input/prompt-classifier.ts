@@ -1,11 +1,11 @@
 /**
  * PromptClassifier: decides from the tail of a command's text output whether the program is probably
- * waiting for input, and which kind of prompt it shows (SPEC §3 item 2).
+ * waiting for input, and which kind of prompt it shows (docs/waiting.md item 2).
  *
  * Only the last, unterminated line is classified (a prompt leaves the cursor on its line); a few lines
  * before it are used as context (e.g. Python's `... ` only counts after a `>>> ` line). Kinds are graded:
  * `password`, `yes_no`, `pager`, `press_key` and `repl` are *certain* (specific patterns); `text` (a short
- * line ending in `: ` or `? `) is only *likely*, and the engine should trust it less (LESSONS 4).
+ * line ending in `: ` or `? `) is only *likely*, and the engine should trust it less.
  *
  * Pure and linear: at most the last {@link PROMPT_TAIL_CHARS} characters are looked at, and every regex is
  * anchored with bounded repetitions.

@@ -6,7 +6,7 @@ const fixed = (n: number) => `L${String(n).padStart(4, '0')}`;
 const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, k) => fixed(a + k));
 
 describe('omissionNotice', () => {
-  it('uses the exact SPEC format with plain digits', () => {
+  it('uses the exact documented format with plain digits', () => {
     expect(
       omissionNotice({ omittedFrom: 120, omittedTo: 41329, errorLinesKept: 3, logPath: '/tmp/c_1.log' }),
     ).toBe(

@@ -1,5 +1,5 @@
 /**
- * The output budget of SPEC §4: a call returns at most `maxChars` characters. Over budget it keeps the
+ * The output budget of docs/output.md: a call returns at most `maxChars` characters. Over budget it keeps the
  * first ~20% and the last ~80% at line boundaries, rescues error-looking lines from the cut middle (each
  * with the line before it as context, numbered with absolute line numbers, at most ~25% of the budget),
  * and says exactly what it left out.
@@ -99,7 +99,7 @@ export function omissionNotice(notice: {
 }
 
 /**
- * Fits the source's lines into `maxChars` characters (SPEC §4 budget).
+ * Fits the source's lines into `maxChars` characters (docs/output.md budget).
  *
  * Within budget, the lines are returned whole, joined with `\n`. Over budget: up to ~20% from the start
  * (whole lines; the first line cut if no whole line fits), then the notice ({@link omissionNotice}),

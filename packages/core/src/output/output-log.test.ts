@@ -275,7 +275,7 @@ describe('OutputLog.readSince', () => {
 });
 
 describe('OutputLog.page', () => {
-  it('pages by absolute 0-based line numbers with the SPEC header', () => {
+  it('pages by absolute 0-based line numbers with the documented header', () => {
     const log = logWithLines(5000);
     const page = log.page({ offset: 500, length: 50 });
     expect(page.header).toBe('[lines 500-549 of 5000, 4450 remaining]');

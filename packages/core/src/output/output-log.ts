@@ -7,13 +7,13 @@ import { ErrorLineIndex } from './error-line-index.js';
 import { LineRing } from './line-ring.js';
 import { DEFAULT_MAX_LINE_CHARS, TextRenderer } from './text-renderer.js';
 
-/** Default cap of the in-memory text ring, in characters (SPEC §4: 8 MiB). */
+/** Default cap of the in-memory text ring, in characters (docs/output.md: 8 MiB). */
 export const DEFAULT_RING_CHARS = 8 * 1024 * 1024;
 /** Default size of the in-memory raw ring, in bytes (1 MiB). */
 export const DEFAULT_RAW_RING_BYTES = 1024 * 1024;
-/** Default `maxChars` of {@link OutputLog.readSince} and {@link OutputLog.page} (SPEC §2 `max_output_chars`). */
+/** Default `maxChars` of {@link OutputLog.readSince} and {@link OutputLog.page} (docs/tools.md `max_output_chars`). */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
-/** Default number of lines of a page (SPEC §4 `length`). */
+/** Default number of lines of a page (docs/output.md `length`). */
 export const DEFAULT_PAGE_LINES = 1000;
 /** A page filter is tested against at most this many leading characters of each line. */
 export const FILTER_LINE_CHARS = 2000;
@@ -100,7 +100,7 @@ export interface OutputPage {
   lines: PageLine[];
   /** The lines rendered: joined with `\n`, each as `N: text` when a filter was given. */
   text: string;
-  /** The SPEC §4 header, e.g. `[lines 500-549 of 5000, 4450 remaining]` (see {@link OutputLog.page}). */
+  /** The docs/output.md header, e.g. `[lines 500-549 of 5000, 4450 remaining]` (see {@link OutputLog.page}). */
   header: string;
   /** The `page` object of the result. */
   info: PageInfo;
@@ -124,7 +124,7 @@ export interface RawRead {
 const REMEMBERED_COMPLETIONS = 16;
 
 /**
- * One command's output: an append-only log with absolute positions (SPEC §4). Bytes go in through
+ * One command's output: an append-only log with absolute positions (docs/output.md). Bytes go in through
  * {@link append}; the text view (rendered by a {@link TextRenderer}) is kept as lines in a bounded ring
  * and handed to an optional spill sink; the raw bytes are kept in a separate bounded ring; error-looking
  * lines are indexed as they arrive. Line numbers are absolute and 0-based; the partial (unfinished)
@@ -332,7 +332,7 @@ export class OutputLog {
   }
 
   /**
-   * A page of the text view (SPEC §4 `read_output` with `offset`); moves no cursor.
+   * A page of the text view (docs/output.md `read_output` with `offset`); moves no cursor.
    *
    * Numbering is absolute and 0-based everywhere, as for `offset`. `offset ≥ 0` starts at that line;
    * `offset < 0` starts `|offset|` lines before the end. A start inside lines that are gone (dropped from
@@ -503,7 +503,7 @@ export class OutputLog {
     return '';
   }
 
-  /** The SPEC `output_info` of a result, given what the read reported. */
+  /** The `output_info` of a result, given what the read reported. */
   outputInfo(read?: { truncated: boolean; omittedLines: number }): OutputInfo {
     const info: OutputInfo = {
       bytes_total: this.bytes,

@@ -1,5 +1,5 @@
 /**
- * Incremental conversion of terminal bytes to the "text" view of SPEC §4: what a person would read.
+ * Incremental conversion of terminal bytes to the "text" view of docs/output.md: what a person would read.
  *
  * Bytes are decoded as UTF-8 first (streaming, so a character split across chunks is never broken;
  * invalid bytes become U+FFFD), then a small VT-style state machine runs over the decoded characters.

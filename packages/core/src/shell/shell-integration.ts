@@ -1,7 +1,7 @@
 /**
  * Shell integration: the init scripts that make a session shell report, through a private escape
  * sequence carrying a per-session random nonce, the start of each command, its exit status and the
- * shell's cwd; and the encoding of a command into the one line conch types (SPEC §5).
+ * shell's cwd; and the encoding of a command into the one line conch types (docs/sessions.md).
  *
  * Protocol (all markers are `ESC ] 6973 ; NONCE ; KIND ; … BEL`):
  * - `R;CWD`              the shell finished its init and is at its first prompt
