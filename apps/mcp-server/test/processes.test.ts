@@ -78,6 +78,57 @@ describe('background processes and kills (real PTY, built server over stdio)', (
     expect(pidsWithEnv('CONCH_COMMAND_ID', r.command_id)).toEqual([]);
   });
 
+  test('kill_process kills the escaped daemon of a background command that has already ended', async () => {
+    const r = await h.exec("setsid sh -c 'sleep 410 &'; echo started", { background: true });
+    const done =
+      r.status === 'completed'
+        ? r
+        : await h.ok<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 5 });
+    expect(done.status).toBe('completed');
+    expect(done.output).toContain('started');
+    const escapees = await waitFor(
+      () => {
+        const pids = pidsWithEnv('CONCH_COMMAND_ID', r.command_id);
+        return pids.length > 0 ? pids : undefined;
+      },
+      { what: 'the escaped sleep to be seen' },
+    );
+    const kill = await h.ok<{ result: string; survivors: number[]; exit_code: number | null }>(
+      'kill_process',
+      { command_id: r.command_id, grace_s: 1 },
+    );
+    expect(kill.result).toBe('killed');
+    expect(kill.survivors).toEqual([]);
+    expect(kill.exit_code).toBe(0);
+    for (const pid of escapees) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    // Nothing tagged with the id is left, so a second kill has nothing to do.
+    const again = await h.ok<{ result: string }>('kill_process', { command_id: r.command_id });
+    expect(again.result).toBe('already_exited');
+  });
+
+  test('kill_process kills a `&` job that a finished foreground command left, and spares the session', async () => {
+    const s = await h.ok<{ session_id: string }>('create_local', {});
+    const r = await h.exec('sleep 411 >/dev/null 2>&1 & echo launched', { session_id: s.session_id });
+    expect(r.status).toBe('completed');
+    const jobs = await waitFor(
+      () => {
+        const pids = pidsWithEnv('CONCH_COMMAND_ID', r.command_id);
+        return pids.length > 0 ? pids : undefined;
+      },
+      { what: 'the & job to be seen' },
+    );
+    const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', {
+      command_id: r.command_id,
+      grace_s: 1,
+    });
+    expect(kill.result).toBe('killed');
+    for (const pid of jobs) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    const next = await h.exec('echo still-here', { session_id: s.session_id });
+    expect(next.status).toBe('completed');
+    expect(next.output).toContain('still-here');
+    await h.ok('close_session', { session_id: s.session_id });
+  });
+
   test('kill_process on a foreground shell loop ends it and leaves the session idle', async () => {
     const { session_id } = await h.ok<{ session_id: string }>('create_local', { name: 'loop' });
     try {

@@ -67,6 +67,12 @@ export interface TerminalProcess {
    * Absent where the host cannot find them; the core then sends Ctrl+C instead.
    */
   killJob?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
+  /**
+   * Kills only the processes carrying `CONCH_COMMAND_ID=markerId` in their environment, and their
+   * descendants: what a command left running after it ended (a `setsid` daemon, a `&` job). Never the
+   * terminal's own process. Absent where the host cannot find processes by their environment.
+   */
+  killMarked?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
   /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
   foregroundProgram?(): Promise<string | undefined>;
   /**

@@ -261,6 +261,21 @@ export class PtyProcess implements TerminalProcess {
     );
   }
 
+  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+    const shell = this.pid;
+    return killTree(
+      {
+        roots: [],
+        groups: [],
+        markerId: options.markerId,
+        owner: this.owner,
+        ...(shell === undefined ? {} : { spare: [shell] }),
+      },
+      options.signal,
+      options.graceMs,
+    );
+  }
+
   killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const shell = this.pid;
     const fg = this.foregroundGroup();

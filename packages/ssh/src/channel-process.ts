@@ -297,6 +297,17 @@ export class SshChannelProcess implements TerminalProcess {
     return this.remoteKill('tree', options.signal, options.graceMs, markers);
   }
 
+  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+    // Tree mode with no root: only the marked processes and their descendants.
+    return this.remoteKill(
+      'tree',
+      options.signal,
+      options.graceMs,
+      [`CONCH_COMMAND_ID=${options.markerId}`],
+      true,
+    );
+  }
+
   async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const report = await this.remoteKill('job', options.signal, options.graceMs, [
       `CONCH_COMMAND_ID=${options.markerId}`,
@@ -314,11 +325,12 @@ export class SshChannelProcess implements TerminalProcess {
     signal: string,
     graceMs: number,
     markers: string[],
+    markedOnly = false,
   ): Promise<KillReport> {
     const name = normalizeSignal(signal);
     if (!name) throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid signal: ${JSON.stringify(signal)}.`);
     if (this.host.lost) return { result: 'stop_unconfirmed', survivors: [] };
-    const pid = this.remotePid;
+    const pid = markedOnly ? undefined : this.remotePid;
     if (mode === 'tree' && pid === undefined && markers.length === 0) {
       if (this.exited) return { result: 'already_exited', survivors: [] };
       this.dispose();
@@ -333,12 +345,17 @@ export class SshChannelProcess implements TerminalProcess {
         { timeoutMs: graceMs + 15_000, slotWaitMs: 2000 },
       );
     } catch {
-      // No helper channel (the server's channel limit, and no extra connection possible).
+      // No helper channel (the server's channel limit, and no extra connection possible). Marked processes
+      // alone (no root) cannot be reached without one; never fall back to hanging up this terminal for them.
+      if (markedOnly) return { result: 'stop_unconfirmed', survivors: [] };
       return this.fallbackKill(mode, name, graceMs);
     }
     const line = out.split('\n').find((l) => l.startsWith('CONCH_KILL ')) ?? '';
     const [, result, ...rest] = line.trim().split(/\s+/);
-    if (result === 'unsupported') return this.fallbackKill(mode, name, graceMs);
+    if (result === 'unsupported')
+      return markedOnly
+        ? { result: 'stop_unconfirmed', survivors: [] }
+        : this.fallbackKill(mode, name, graceMs);
     if (result === 'already_exited') return { result: 'already_exited', survivors: [] };
     if (result === 'killed') return { result: 'killed', survivors: [] };
     return {

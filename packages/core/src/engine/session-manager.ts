@@ -504,12 +504,18 @@ export class SessionManager {
       });
     }
     if (command.ended) {
+      // The command has ended, but what it left behind (a setsid daemon, a `&` job) still carries its id:
+      // kill that, whatever became of the command's own process.
+      const proc = this.sessions.get(command.sessionId)?.proc;
+      const report = proc?.killMarked
+        ? await proc.killMarked({ signal: normalized, graceMs: graceS * 1000, markerId: command.id })
+        : { result: 'already_exited' as const, survivors: [] };
       return {
         command_id: command.id,
-        result: 'already_exited',
+        result: report.result,
         exit_code: command.exitCode,
         signal: command.signal,
-        survivors: [],
+        survivors: report.survivors,
       };
     }
     command.killRequested = true;
