@@ -1,30 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   type FakeModel,
   type OpencodeTestEnv,
   opencodeTestEnv,
+  processesUnder,
   startFakeModel,
 } from '@conch/delegate/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type CliHome, createHome, waitUntil } from './harness.js';
-
-/** Live (non-zombie) processes whose environment points at the test's HOME (opencode and its guard). */
-function processesUnder(root: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`HOME=${root}/home`))
-        found.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
-}
 
 let model: FakeModel;
 let env: OpencodeTestEnv;

@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   type FakeModel,
   type OpencodeTestEnv,
   opencodeTestEnv,
+  processesUnder,
   startFakeModel,
 } from '@conch/delegate/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -12,23 +13,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/bin.js');
-
-/** Live (non-zombie) processes whose environment points at `root` (the test's HOME): opencode and its guard. */
-function processesUnder(root: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`HOME=${root}/home`))
-        found.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
-}
 
 async function until(predicate: () => boolean): Promise<void> {
   while (!predicate()) await new Promise((r) => setTimeout(r, 50));

@@ -6,4 +6,10 @@ export {
   type FakeTurn,
   startFakeModel,
 } from './fake-model.js';
-export { FAKE_MODEL, FAKE_PROVIDER, type OpencodeTestEnv, opencodeTestEnv } from './opencode-env.js';
+export {
+  FAKE_MODEL,
+  FAKE_PROVIDER,
+  type OpencodeTestEnv,
+  opencodeTestEnv,
+  processesUnder,
+} from './opencode-env.js';

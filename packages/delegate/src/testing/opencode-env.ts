@@ -4,7 +4,7 @@
  * {@link startFakeModel} server.
  */
 
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAKE_TITLE_MODEL } from './fake-model.js';
@@ -73,4 +73,25 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
     env,
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Live (non-zombie) processes whose environment has `HOME=<root>/home`, the HOME of an
+ * {@link opencodeTestEnv} rooted at `root`: the opencode server and its guard, so tests can check that
+ * nothing they started is left.
+ */
+export function processesUnder(root: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`HOME=${root}/home`))
+        found.push(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
 }
