@@ -139,12 +139,15 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       server.close();
       for (const socket of connections) socket.destroy();
       engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, STOP_KILL_GRACE_S);
+      // OpenCode stops alongside the engine, not after it, so both fit in the shutdown deadline.
+      const opencodeStopped = Promise.resolve(delegation?.close()).catch((error: unknown) =>
+        logger.warn('stopping OpenCode failed', { error: String(error) }),
+      );
       engine.manager
         .shutdown()
         .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }))
         .then(() => engine.dispose())
-        .then(() => delegation?.close())
-        .catch((error: unknown) => logger.warn('stopping OpenCode failed', { error: String(error) }))
+        .then(() => opencodeStopped)
         .finally(() => {
           for (const file of [paths.socket, paths.pidFile]) {
             try {

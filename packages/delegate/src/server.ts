@@ -162,7 +162,9 @@ export class OpencodeServer {
  * Stops a spawned server: SIGTERM to the guard (which stops and reaps opencode), SIGKILL to the whole group
  * if it has not exited after `graceMs`; resolves once the guard has exited.
  */
-async function stopGuard(child: ChildProcess, graceMs = 5000): Promise<void> {
+// Short enough that a face's own shutdown deadline (5 s) still sees the SIGKILL: an opencode that ignores
+// SIGTERM would otherwise keep its guard waiting after the face has exited.
+async function stopGuard(child: ChildProcess, graceMs = 1500): Promise<void> {
   const pgid = child.pid;
   if (pgid === undefined) return;
   const exited =
