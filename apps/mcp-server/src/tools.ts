@@ -9,9 +9,10 @@
 
 import {
   type CloseSessionResult,
-  type CommandResult,
   KILL_SIGNALS,
   type KillResult,
+  type LeanCommandResult,
+  leanCommandResult,
   type PolicyDecision,
   type ProcessInfo,
   type SessionInfo,
@@ -225,8 +226,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.execute(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.execute(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -291,8 +292,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         idempotentHint: false,
         openWorldHint: false,
       },
-      run: (args, { call }) => manager.readOutput(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.readOutput(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -334,8 +335,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.respond(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.respond(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -367,8 +368,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.sendControl(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.sendControl(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );

@@ -25,11 +25,13 @@ export type {
 // Engine
 export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
 export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
+export { type LeanCommandResult, leanCommandResult } from './engine/lean-result.js';
 export {
   DEFAULT_ENGINE_DEFAULTS,
   DEFAULT_LIMITS,
   type EngineDefaults,
   type EngineLimits,
+  OUTPUT_LINES_RANGE,
 } from './engine/limits.js';
 export type {
   AuditEntry,
@@ -82,7 +84,7 @@ export {
   PromptClassifier,
 } from './input/prompt-classifier.js';
 export { type TypedLines, typedLines } from './input/typed-line.js';
-export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
+export { budgetText, DEFAULT_MAX_OUTPUT_LINES, ERROR_LINE_PATTERN } from './output/budget.js';
 export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (docs/output.md)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';

@@ -721,6 +721,7 @@ export class SessionManager {
       terminal,
     });
     this.register(session, command);
+    command.cwdBefore = session.cwd ?? undefined;
     await session.run(command, cwd);
     return command;
   }
@@ -860,7 +861,9 @@ export class SessionManager {
     maxChars: number,
     read = true,
   ): CommandResult {
-    const read_ = read ? command.log.readSince(command.cursor, { maxChars }) : undefined;
+    const read_ = read
+      ? command.log.readSince(command.cursor, { maxChars, maxLines: this.defaults.maxOutputLines })
+      : undefined;
     if (read_) {
       command.cursor = read_.next;
       command.redrawsAtRead = command.log.redraws;
@@ -884,7 +887,11 @@ export class SessionManager {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
-      if (!command.isolated && command.cwdAfter !== undefined) result.cwd = command.cwdAfter;
+      if (!command.isolated && command.cwdAfter !== undefined) {
+        result.cwd = command.cwdAfter;
+        if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)
+          result.cwd_changed = true;
+      }
     }
     if (command.isolated) result.isolated = true;
     if (completed && command.sessionEnded) result.session_ended = true;
