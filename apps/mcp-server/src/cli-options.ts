@@ -3,20 +3,21 @@
  * config file and the defaults.
  */
 
-import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS } from '@conch/core';
+import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, OUTPUT_LINES_RANGE } from '@conch/core';
 import { HOST_KEY_POLICIES } from '@conch/ssh';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';
 import { PROFILES } from './profiles.js';
 
-function intOption(min: number) {
+function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
   return (value: string): number => {
     if (!/^\d+$/.test(value.trim()))
-      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}.`);
+      throw new InvalidArgumentError(`expected a whole number ${range}, got ${JSON.stringify(value)}.`);
     const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min)
-      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${value}.`);
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected a whole number ${range}, got ${value}.`);
     return n;
   };
 }
@@ -78,6 +79,11 @@ export function buildProgram(version: string): Command {
       '--default-output-chars <n>',
       `max_output_chars when a call gives none (default ${DEFAULT_ENGINE_DEFAULTS.maxOutputChars})`,
       intOption(100),
+    )
+    .option(
+      '--max-output-lines <n>',
+      `most lines of output per call, ${OUTPUT_LINES_RANGE.min}-${OUTPUT_LINES_RANGE.max} (default ${DEFAULT_ENGINE_DEFAULTS.maxOutputLines})`,
+      intOption(OUTPUT_LINES_RANGE.min, OUTPUT_LINES_RANGE.max),
     )
     .option('--max-sessions <n>', `most open sessions (default ${DEFAULT_LIMITS.maxSessions})`, intOption(1))
     .option(
@@ -167,6 +173,7 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   assign('cwd', str('cwd'));
   assign('maxOutputChars', num('maxOutputChars'));
   assign('defaultOutputChars', num('defaultOutputChars'));
+  assign('maxOutputLines', num('maxOutputLines'));
   assign('maxSessions', num('maxSessions'));
   assign('maxCommands', num('maxCommands'));
   assign('ringBytes', num('ringBytes'));

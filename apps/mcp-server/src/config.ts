@@ -9,7 +9,13 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
+import {
+  DEFAULT_ENGINE_DEFAULTS,
+  DEFAULT_LIMITS,
+  type EngineDefaults,
+  type EngineLimits,
+  OUTPUT_LINES_RANGE,
+} from '@conch/core';
 import {
   loadPolicyConfigFile,
   mergePolicyConfigs,
@@ -39,6 +45,7 @@ export interface CliSettings {
   cwd?: string;
   maxOutputChars?: number;
   defaultOutputChars?: number;
+  maxOutputLines?: number;
   maxSessions?: number;
   maxCommands?: number;
   ringBytes?: number;
@@ -77,6 +84,8 @@ export interface ResolvedConfig {
   maxOutputChars: number;
   /** `max_output_chars` when a call gives none. */
   defaultOutputChars: number;
+  /** Most lines of output per call (on top of the characters). */
+  maxOutputLines: number;
   maxSessions: number;
   /** Live (running) commands at once. */
   maxCommands: number;
@@ -113,6 +122,10 @@ export const ConfigFileSchema = z.strictObject({
   cwd: z.string().min(1).optional(),
   max_output_chars: positiveInt('max_output_chars').min(100).optional(),
   default_output_chars: positiveInt('default_output_chars').min(100).optional(),
+  max_output_lines: positiveInt('max_output_lines')
+    .min(OUTPUT_LINES_RANGE.min)
+    .max(OUTPUT_LINES_RANGE.max)
+    .optional(),
   max_sessions: positiveInt('max_sessions').optional(),
   max_commands: positiveInt('max_commands').optional(),
   ring_bytes: positiveInt('ring_bytes').min(1024).optional(),
@@ -230,6 +243,13 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
       `default output chars (${cli.defaultOutputChars ?? file.default_output_chars}) exceeds max output chars (${maxOutputChars}).`,
     );
   }
+  const maxOutputLines =
+    cli.maxOutputLines ?? file.max_output_lines ?? DEFAULT_ENGINE_DEFAULTS.maxOutputLines;
+  if (maxOutputLines < OUTPUT_LINES_RANGE.min || maxOutputLines > OUTPUT_LINES_RANGE.max) {
+    throw new ConfigError(
+      `max output lines (${maxOutputLines}) must be from ${OUTPUT_LINES_RANGE.min} to ${OUTPUT_LINES_RANGE.max}.`,
+    );
+  }
   const cwdInput = cli.cwd ?? file.cwd;
   const spillInput = cli.spillDir ?? file.spill_dir;
   const auditInput = cli.auditLog ?? file.audit_log;
@@ -239,6 +259,7 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
     cwd: cwdInput === undefined ? undefined : checkDirectory('Working directory', cwdInput),
     maxOutputChars,
     defaultOutputChars,
+    maxOutputLines,
     maxSessions: cli.maxSessions ?? file.max_sessions ?? DEFAULT_LIMITS.maxSessions,
     maxCommands: cli.maxCommands ?? file.max_commands ?? DEFAULT_LIMITS.maxLiveCommands,
     ringBytes: cli.ringBytes ?? file.ring_bytes ?? DEFAULT_LIMITS.ringChars,
@@ -317,6 +338,7 @@ export function engineLimits(config: ResolvedConfig): Partial<EngineLimits> {
 export function engineDefaults(config: ResolvedConfig): Partial<EngineDefaults> {
   return {
     maxOutputChars: config.defaultOutputChars,
+    maxOutputLines: config.maxOutputLines,
     ...(config.shell === undefined ? {} : { shell: config.shell }),
     ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
   };

@@ -57,6 +57,26 @@ describe('conch-mcp command line and config file', () => {
     expect((await run(['--max-sessions', 'many'])).code).toBe(2);
     expect((await run(['--no-such-flag'])).code).toBe(2);
     expect((await run(['--log-level', 'loud'])).stderr).toMatch(/error, warn, info, debug/);
+    const lines = await run(['--max-output-lines', '5']);
+    expect(lines.code).toBe(2);
+    expect(lines.stderr).toContain('expected a whole number from 10 to 100000, got 5.');
+  });
+
+  test('--max-output-lines caps the lines of a call', async () => {
+    const h = await startServer({ args: ['--max-output-lines', '10'] });
+    try {
+      const r = await h.call<{ output: string }>('execute', { command: 'seq 1 100' });
+      expect(r.text.split('\n')).toEqual([
+        expect.stringMatching(/^\[exit 0 · \d+ ms · command_id=c_\w+\]$/),
+        '1',
+        '2',
+        '[… 90 of 100 lines omitted (lines 2-91); read_output offset=2 to page through them]',
+        ...Array.from({ length: 8 }, (_, k) => String(93 + k)),
+      ]);
+      expect(h.client.getInstructions()).toContain('and 10 lines;');
+    } finally {
+      await h.close();
+    }
   });
 
   test('a config file with an unknown key is rejected, naming the key', async () => {
