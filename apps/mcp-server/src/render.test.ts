@@ -116,6 +116,13 @@ describe('the status line of a partial result: what runs, and the one call to ma
     expect(waiting('text')).toBe(`[waiting for input · next: respond ${id}]`);
   });
 
+  test('a command waiting for input asks for the answer even when the call ended for another reason', () => {
+    const prompt = { kind: 'yes_no' as const, text: 'Continue? [y/N] ' };
+    expect(commandStatusLine(partial({ reason: 'silence', state: 'awaiting_input', prompt }))).toBe(
+      `[waiting at a yes/no prompt · next: respond command_id=${ID} text="y" or "n"]`,
+    );
+  });
+
   test('is one line, then the output', () => {
     const text = renderCommandResult(
       partial({

@@ -87,7 +87,9 @@ export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}
   const running = `running ${formatDuration(result.duration_ms)}`;
   let what: string;
   let next = `read_output ${id}`;
-  switch (result.reason) {
+  // A command known to wait for input needs an answer, whatever ended this call.
+  const reason = result.state === 'awaiting_input' ? 'awaiting_input' : result.reason;
+  switch (reason) {
     case 'silence':
       what =
         call.pauseTimeoutS === undefined || call.pauseTimeoutS === 0
