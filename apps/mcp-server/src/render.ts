@@ -37,8 +37,6 @@ function formatSeconds(s: number): string {
 export interface CallInfo {
   /** Effective pause_timeout of the call, seconds. */
   pauseTimeoutS?: number;
-  /** Effective total_timeout of the call, seconds. */
-  totalTimeoutS?: number;
 }
 
 /** What a command waiting for input waits at, and the one call that answers it. */

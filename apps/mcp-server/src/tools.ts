@@ -155,13 +155,9 @@ export interface DefaultToolsContext {
   logger: Logger;
 }
 
-function callInfo(
-  manager: SessionManager,
-  args: { pause_timeout?: number; total_timeout?: number },
-): CallInfo {
+function callInfo(manager: SessionManager, args: { pause_timeout?: number }): CallInfo {
   return {
     pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
-    totalTimeoutS: args.total_timeout ?? manager.defaults.totalTimeoutS,
   };
 }
 

@@ -70,7 +70,7 @@ describe('conch-mcp command line and config file', () => {
         expect.stringMatching(/^\[exit 0 · \d+ ms · command_id=c_\w+\]$/),
         '1',
         '2',
-        '[… 90 of 100 lines omitted (lines 2-91); read_output offset=2 to page through them]',
+        '[… 90 lines omitted (lines 2-91) of 100 lines; read_output offset=2 to page through them]',
         ...Array.from({ length: 8 }, (_, k) => String(93 + k)),
       ]);
       expect(h.client.getInstructions()).toContain('and 10 lines;');

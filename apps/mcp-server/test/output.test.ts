@@ -73,7 +73,7 @@ describe('lean text results (built server over stdio)', () => {
     expect(lines[0]).toMatch(new RegExp(`^\\[exit 1 · [\\d.]+ m?s · command_id=${r.command_id}\\]$`));
     expect(lines[1]).toBe('test_1 ok');
     expect(lines[201]).toMatch(
-      /^\[… 2003 of 3001 lines omitted \(lines 200-2202\); 1 error line kept; read_output offset=200 to page through them(; full log: \S+)?\]$/,
+      /^\[… 2003 lines omitted \(lines 200-2202\) of 3001 lines; 1 error line kept; read_output offset=200 to page through them(; full log: \S+)?\]$/,
     );
     expect(lines.slice(202, 204)).toEqual([
       '1499: test_1500 ok',

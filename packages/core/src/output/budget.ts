@@ -88,11 +88,11 @@ export interface BudgetResult {
 
 /**
  * The omission notice, e.g.
- * `[… 41210 of 41450 lines omitted (lines 120-41329); 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`.
- * Plain digits, 0-based absolute line numbers, inclusive range; `of N lines` is the number of lines the
- * call had to show (`totalLines`); the error lines only when some were kept; `full log` only when a path
- * is known (it is named here and nowhere else in a result); singular nouns for a count of 1
- * (`1 of 20 lines omitted (line 7)`, `1 error line kept`).
+ * `[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`.
+ * Plain digits, 0-based absolute line numbers, inclusive range; `of N lines` counts the log's lines up to
+ * the end of this read (`totalLines`: absolute, like the range); the error lines only when some were
+ * kept; `full log` only when a path is known (it is named here and nowhere else in a result); singular
+ * nouns for a count of 1 (`1 line omitted (line 7) of 20 lines`, `1 error line kept`).
  */
 export function omissionNotice(notice: {
   omittedFrom: number;
@@ -105,8 +105,8 @@ export function omissionNotice(notice: {
   const of = `of ${notice.totalLines} ${notice.totalLines === 1 ? 'line' : 'lines'}`;
   const what =
     count === 1
-      ? `1 ${of} omitted (line ${notice.omittedFrom})`
-      : `${count} ${of} omitted (lines ${notice.omittedFrom}-${notice.omittedTo})`;
+      ? `1 line omitted (line ${notice.omittedFrom}) ${of}`
+      : `${count} lines omitted (lines ${notice.omittedFrom}-${notice.omittedTo}) ${of}`;
   const kept =
     notice.errorLinesKept === 0
       ? ''
@@ -249,7 +249,7 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
     omissionNotice({
       omittedFrom,
       omittedTo,
-      totalLines: to - from + 1,
+      totalLines: to + 1,
       errorLinesKept,
       logPath: options.logPath,
     }),
