@@ -57,9 +57,7 @@ describe('the status line of a completed command', () => {
     ).toBe('[killed · exit unknown · SIGTERM · 3 s]');
     expect(commandStatusLine(done({ exit_code: 130, signal: 'SIGINT' }))).toBe('[exit 130 · SIGINT · 9 ms]');
     expect(commandStatusLine(done({ state: 'lost', exit_code: null }))).toBe('[lost · exit unknown · 9 ms]');
-    expect(commandStatusLine(done({ isolated: true }))).toBe(
-      '[exit 0 · 9 ms · isolated: its cd/export did not change the session]',
-    );
+    expect(commandStatusLine(done({ isolated: true }))).toBe('[exit 0 · 9 ms · isolated]');
   });
 
   test('carries the command id while paging is possible (output cut, or a page read), never the log path', () => {

@@ -64,8 +64,9 @@ function promptStatus(result: LeanCommandResult, id: string): { what: string; ne
  * on every call (docs/output.md "Results").
  *
  * Completed: `[exit 0 · 9 ms]`; then, only when they say something, the signal, the new cwd (when the
- * command changed it), `isolated`, and the command id while it is still useful (the output was cut, or a
- * page was read: `read_output` pages through the log). Another end than a normal exit is named first
+ * command changed it), `isolated` (its cd/export did not change the session), and the command id while
+ * it is still useful (the output was cut, or a page was read: `read_output` pages through the log).
+ * Another end than a normal exit is named first
  * (`[killed · exit 143 · SIGTERM · 3 s]`). Partial: what is running, and the one call to make next
  * (`[running 9.1 s, quiet for 9 s · next: read_output command_id=c_…]`).
  */
@@ -78,7 +79,7 @@ export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}
     if (result.signal) parts.push(result.signal);
     parts.push(formatDuration(result.duration_ms));
     if (result.cwd_changed && result.cwd !== undefined) parts.push(`cwd ${result.cwd}`);
-    if (result.isolated) parts.push('isolated: its cd/export did not change the session');
+    if (result.isolated) parts.push('isolated');
     if (result.output_info?.truncated || result.page) parts.push(id);
     return `[${parts.join(' · ')}]`;
   }
