@@ -18,7 +18,7 @@ import {
 import type { IPty } from 'node-pty';
 import { foregroundGroupNames } from './foreground.js';
 import { hasFdOpen, readStat, readWchan, snapshotProcesses } from './proc-fs.js';
-import { killTree } from './tree-killer.js';
+import { findMarked, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
 const SIGNALS: Record<number, string> = {
@@ -274,6 +274,10 @@ export class PtyProcess implements TerminalProcess {
       options.signal,
       options.graceMs,
     );
+  }
+
+  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+    return findMarked(markerIds, this.owner, this.pid);
   }
 
   killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {

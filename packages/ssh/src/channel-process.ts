@@ -15,7 +15,13 @@ import {
   type TerminalProcess,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
-import { KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT, START_MARKER_OSC } from './remote-scripts.js';
+import {
+  KILL_SCRIPT,
+  MARKED_SCRIPT,
+  PROBE_SCRIPT,
+  SIGNAL_SCRIPT,
+  START_MARKER_OSC,
+} from './remote-scripts.js';
 
 /** What a channel process needs from its driver: running small remote scripts, and the link's state. */
 export interface ChannelHost {
@@ -306,6 +312,20 @@ export class SshChannelProcess implements TerminalProcess {
       [`CONCH_COMMAND_ID=${options.markerId}`],
       true,
     );
+  }
+
+  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+    const found = new Map<string, number[]>();
+    if (markerIds.length === 0 || this.host.lost) return found;
+    const out = await this.host.runScript(MARKED_SCRIPT, markerIds, { timeoutMs: 10_000, slotWaitMs: 1000 });
+    const wanted = new Set(markerIds);
+    for (const line of out.split('\n')) {
+      const [id, ...pids] = line.trim().split(/\s+/);
+      if (id === undefined || !wanted.has(id)) continue;
+      const live = pids.map(Number).filter((n) => Number.isInteger(n) && n > 0 && n !== this.remotePid);
+      if (live.length > 0) found.set(id, live);
+    }
+    return found;
   }
 
   async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {

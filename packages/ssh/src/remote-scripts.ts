@@ -156,6 +156,36 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
 `;
 
 /**
+ * Finds what commands left running. Arguments: command ids. Prints one line `ID PID…` for each id that
+ * live (non-zombie) processes carry as `CONCH_COMMAND_ID=ID` in their environment; nothing without /proc.
+ */
+export const MARKED_SCRIPT = sh`exec 2>/dev/null
+[ -r /proc/self/stat ] || exit 0
+self=$$
+if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
+for id in "$@"; do
+  if [ -n "$zgrep" ]; then
+    pids=$(grep -lzxF -- "CONCH_COMMAND_ID=$id" /proc/[0-9]*/environ | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p')
+  else
+    pids=
+    for f in /proc/[0-9]*/environ; do
+      tr '\0' '\n' < "$f" | grep -qxF -- "CONCH_COMMAND_ID=$id" && { p=@{f#/proc/}; pids="$pids @{p%/environ}"; }
+    done
+  fi
+  live=
+  for p in $pids; do
+    [ "$p" = "$self" ] && continue
+    if read -r l < /proc/$p/stat; then
+      r=@{l##*\) }
+      [ "@{r%% *}" = Z ] || live="$live $p"
+    fi
+  done
+  [ -n "$live" ] && echo "$id$live"
+done
+exit 0
+`;
+
+/**
  * The terminal-read probe. Argument: ROOT (the channel's session leader). Prints
  * `EVIDENCE [COMM]`: `blocked_read` when a process of the terminal's foreground group sleeps in a
  * terminal read, `polling` when one polls with the terminal among its fds, `no` otherwise, `unknown`

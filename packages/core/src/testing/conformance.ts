@@ -204,6 +204,32 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(after.state).toBe('killed');
     });
 
+    it('lists what an ended command left running (escaped_pids), and kill_process kills it', async () => {
+      const escapeesOf = async (id: string) =>
+        (await manager.listProcessesWithEscapees({ filter: id })).processes.find((p) => p.command_id === id)
+          ?.escaped_pids;
+      const plain = await run('echo plain');
+      expect(plain.status).toBe('completed');
+      expect(await escapeesOf(plain.command_id)).toBeUndefined();
+      for (const background of [false, true]) {
+        const r = await run(`setsid sh -c 'sleep 412 >/dev/null 2>&1 &'; echo started`, { background });
+        let done = r;
+        while (done.status !== 'completed')
+          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
+        expect(done.output).toContain('started');
+        const left = await until(async () =>
+          (await escapeesOf(r.command_id))?.length ? escapeesOf(r.command_id) : undefined,
+        );
+        expect(left!.length).toBeGreaterThan(0);
+        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(left!.length);
+        const killed = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+        expect(killed.result).toBe('killed');
+        expect(killed.survivors).toEqual([]);
+        expect(await escapeesOf(r.command_id)).toBeUndefined();
+        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(0);
+      }
+    });
+
     it('bounds a flood and pages every line exactly', async () => {
       const flood = await run('yes | head -c 5000000', { pause_timeout: 20, total_timeout: 120 });
       expect(flood.status).toBe('completed');
