@@ -8,10 +8,12 @@
 import {
   ConchError,
   type Disposable,
+  decideInputWait,
   ErrorCode,
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
+  parseInputWaitReport,
   type TerminalProcess,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
@@ -419,15 +421,12 @@ export class SshChannelProcess implements TerminalProcess {
     const pid = this.remotePid;
     if (pid === undefined || this.host.lost) return 'unknown';
     try {
-      const out = (
-        await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 })
-      ).trim();
-      const [evidence, comm] = out.split(/\s+/, 2);
-      const known: InputWaitEvidence[] = ['blocked_read', 'polling', 'no', 'unknown'];
-      const value = known.includes(evidence as InputWaitEvidence)
-        ? (evidence as InputWaitEvidence)
-        : 'unknown';
-      this.lastProbe = { at: Date.now(), evidence: value, comm: comm || undefined };
+      const report = parseInputWaitReport(
+        await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 }),
+      );
+      const value = decideInputWait(report.facts);
+      const comm = report.fg !== undefined && report.fg !== report.rootGroup ? report.comm : undefined;
+      this.lastProbe = { at: Date.now(), evidence: value, comm };
       return value;
     } catch {
       return 'unknown';
