@@ -210,7 +210,8 @@ export function renderProcesses(result: { processes: ProcessInfo[] }): string {
         ? p.state
         : `${p.state} exit_code=${p.exit_code ?? 'unknown'}${p.signal ? ` signal=${p.signal}` : ''}`;
     const kind = p.background ? 'background' : p.isolated ? 'isolated' : 'foreground';
-    return `${p.command_id} · ${p.session_id} · ${kind} · pid=${p.pid ?? '-'} · ${end} · ${formatDuration(p.duration_ms)} · ${p.output_bytes} B · ${JSON.stringify(p.command)}`;
+    const left = p.escaped_pids ? ` · left running: ${p.escaped_pids.join(', ')}` : '';
+    return `${p.command_id} · ${p.session_id} · ${kind} · pid=${p.pid ?? '-'} · ${end}${left} · ${formatDuration(p.duration_ms)} · ${p.output_bytes} B · ${JSON.stringify(p.command)}`;
   });
   return [`${result.processes.length} command(s):`, ...lines].join('\n');
 }

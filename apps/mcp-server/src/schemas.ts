@@ -170,6 +170,10 @@ export const ProcessSchema = z.object({
   duration_ms: z.number(),
   output_bytes: z.number(),
   log_path: z.string().optional(),
+  escaped_pids: z
+    .array(int())
+    .optional()
+    .describe('Ended command: live processes it left behind (kill_process on it kills them).'),
 });
 
 /** connect_ssh result: a Session plus what the connection showed (docs/tools.md). */

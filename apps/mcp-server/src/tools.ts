@@ -381,7 +381,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'command text, pid, state (running | awaiting_input | exited | killed | lost), exit_code, signal, duration ' +
         'and output size. Use it to find the command_id of background work, to see what is still running before ' +
         'kill_process, or to recover an id. Ended commands stay listed (and readable with read_output) for 30 ' +
-        'minutes, newest 200. Read-only. Result: { processes: Process[] }.',
+        'minutes, newest 200. An ended command that left processes running (a setsid daemon, a & job) lists their ' +
+        'pids as escaped_pids; kill_process on its command_id kills them. Read-only. Result: { processes: Process[] }.',
       input: z.strictObject({
         filter: z
           .string()
@@ -405,7 +406,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: ListProcessesShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (args) => manager.listProcesses(defined(args)),
+      run: (args) => manager.listProcessesWithEscapees(defined(args)),
       render: (result: { processes: ProcessInfo[] }) => renderProcesses(result),
     },
     logger,

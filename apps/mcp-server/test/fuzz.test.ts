@@ -6,16 +6,14 @@
  * Writes `<repo>/.reliability/fuzz.json` (`{ "fuzzCases": n }`) for the reliability summary.
  */
 
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { writeReliabilityReport } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { descendants, isAlive, PACKAGE_DIR } from './harness.js';
+import { descendants, isAlive } from './harness.js';
 import { type RawServer, type RpcMessage, startRawServer, structured } from './raw-client.js';
 
 const SEED = Number(process.env.CONCH_FUZZ_SEED ?? 1307);
 const TOOL_CASES = 360;
 const FRAMING_CASES = 240;
-const REPO_DIR = resolve(PACKAGE_DIR, '../..');
 
 /** mulberry32: a small seeded PRNG, so every run sends the same cases. */
 function rng(seed: number): () => number {
@@ -256,8 +254,7 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
     expect(structured(set).status).toBe('completed');
   });
   afterAll(async () => {
-    mkdirSync(resolve(REPO_DIR, '.reliability'), { recursive: true });
-    writeFileSync(resolve(REPO_DIR, '.reliability/fuzz.json'), `{ "fuzzCases": ${cases} }\n`);
+    writeReliabilityReport('fuzz', { fuzzCases: cases });
     if (!s) return;
     const pid = s.pid;
     const children = descendants(pid);

@@ -106,6 +106,11 @@ export interface StartOptions {
   cwd?: string;
   /** Flags for node itself (e.g. --cpu-prof), before the script. */
   nodeArgs?: string[];
+  /**
+   * A program (and its arguments) that runs node: e.g. `['unshare', '-m', 'sh', '-c', 'mount … && exec "$0" "$@"']`.
+   * It must `exec` node, so that the transport's pid is the server's.
+   */
+  wrapper?: string[];
   /** Capabilities the client declares (default none), e.g. `{ elicitation: {} }`. */
   capabilities?: ClientCapabilities;
   /** Runs before the client connects: register request handlers (e.g. for `elicitation/create`). */
@@ -153,8 +158,13 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   Object.assign(env, options.env);
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...(options.nodeArgs ?? []), BIN, ...(options.args ?? [])],
+    command: options.wrapper?.[0] ?? process.execPath,
+    args: [
+      ...(options.wrapper ? [...options.wrapper.slice(1), process.execPath] : []),
+      ...(options.nodeArgs ?? []),
+      BIN,
+      ...(options.args ?? []),
+    ],
     env,
     stderr: 'pipe',
     ...(options.cwd ? { cwd: options.cwd } : {}),

@@ -93,6 +93,13 @@ describe('background processes and kills (real PTY, built server over stdio)', (
       },
       { what: 'the escaped sleep to be seen' },
     );
+    // list_processes shows what the ended command left running, in the structure and the text.
+    const listed = await h.call('list_processes', { filter: r.command_id });
+    const row = (listed.structured as { processes: (ProcessRow & { escaped_pids?: number[] })[] })
+      .processes[0];
+    expect(row?.state).toBe('exited');
+    expect(row?.escaped_pids).toEqual([...escapees].sort((a, b) => a - b));
+    expect(listed.text).toContain(`left running: ${row?.escaped_pids?.join(', ')}`);
     const kill = await h.ok<{ result: string; survivors: number[]; exit_code: number | null }>(
       'kill_process',
       { command_id: r.command_id, grace_s: 1 },
@@ -101,6 +108,10 @@ describe('background processes and kills (real PTY, built server over stdio)', (
     expect(kill.survivors).toEqual([]);
     expect(kill.exit_code).toBe(0);
     for (const pid of escapees) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    const relisted = await h.ok<{ processes: { escaped_pids?: number[] }[] }>('list_processes', {
+      filter: r.command_id,
+    });
+    expect(relisted.processes[0]?.escaped_pids).toBeUndefined();
     // Nothing tagged with the id is left, so a second kill has nothing to do.
     const again = await h.ok<{ result: string }>('kill_process', { command_id: r.command_id });
     expect(again.result).toBe('already_exited');

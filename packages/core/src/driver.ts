@@ -73,6 +73,12 @@ export interface TerminalProcess {
    * terminal's own process. Absent where the host cannot find processes by their environment.
    */
   killMarked?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
+  /**
+   * The live processes carrying `CONCH_COMMAND_ID=<id>` in their environment, for each of `markerIds`
+   * (ids with none are left out; never the terminal's own process): what commands left running after
+   * they ended. Absent where the host cannot find processes by their environment.
+   */
+  markedProcesses?(markerIds: readonly string[]): Promise<Map<string, number[]>>;
   /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
   foregroundProgram?(): Promise<string | undefined>;
   /**

@@ -65,6 +65,16 @@ export {
 export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
 // Errors (docs/tools.md)
 export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';
+/** The one input-wait decision from /proc facts, shared by every driver (see docs/waiting.md). */
+export {
+  decideInputWait,
+  type InputWaitFacts,
+  POLL_WAIT_CHANNEL,
+  type ProcSample,
+  parseInputWaitReport,
+  READ_WAIT_CHANNELS,
+  readSyscallNumber,
+} from './input/input-wait.js';
 // Keys and prompts
 export {
   encodeKey,

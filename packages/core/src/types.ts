@@ -110,6 +110,12 @@ export interface ProcessInfo {
   duration_ms: number;
   output_bytes: number;
   log_path?: string;
+  /**
+   * On an ended command: the live processes it left behind (tagged with its id, e.g. a `setsid` daemon or
+   * a `&` job), which `kill_process` on the command kills. Absent when there are none or the host cannot
+   * tell.
+   */
+  escaped_pids?: number[];
 }
 
 /** A command's raw output read by absolute byte offset (`SessionManager.readBytes`). */

@@ -20,6 +20,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SpillSink, SpillStore } from '@conch/core';
+import { markInstanceDir, unmarkInstanceDir } from './server-instance.js';
 
 /** Default cap of one command's spill file: 256 MiB (docs/output.md). */
 export const DEFAULT_SPILL_CAP_BYTES = 256 * 1024 * 1024;
@@ -305,6 +306,8 @@ export class FileSpillStore implements SpillStore {
       }
     }
     chmodSync(this.dir, 0o700);
+    // A directory this store created is removed by a later start once this server is gone.
+    if (this.#createdDir) markInstanceDir(this.dir);
   }
 
   /**
@@ -346,7 +349,11 @@ export class FileSpillStore implements SpillStore {
    * when this store created it. Calling it twice is harmless.
    */
   dispose(removeFiles = true): void {
-    if (!removeFiles && !this.#disposed) for (const sink of this.#all) sink.persist();
+    if (!removeFiles && !this.#disposed) {
+      for (const sink of this.#all) sink.persist();
+      // Kept on purpose: no later start may remove it.
+      if (this.#createdDir) unmarkInstanceDir(this.dir);
+    }
     this.#disposed = true;
     for (const sink of [...this.#open]) sink.close(removeFiles);
     if (!removeFiles) return;

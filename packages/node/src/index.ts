@@ -16,6 +16,19 @@ export {
   FileSpillStore,
   SPILL_INDEX_INTERVAL,
 } from './file-spill-store.js';
+/** A server instance (pid and start time), as owner of processes and private directories. */
+export type { ServerInstance } from './server-instance.js';
+/** Instance identity, liveness and the marker of private directories; removal of dead instances' dirs. */
+export {
+  currentInstance,
+  INSTANCE_MARKER,
+  isInstanceAlive,
+  markInstanceDir,
+  processStartTime,
+  readInstanceMarker,
+  removeDeadInstanceDirs,
+  unmarkInstanceDir,
+} from './server-instance.js';
 /** Options for {@link XtermScreenRenderer} (scrollback). */
 export type { XtermScreenOptions } from './xterm-screen.js';
 /** The core's `ScreenRenderer` built on `@xterm/headless`. */

@@ -25,6 +25,7 @@ import {
   type SpawnOptions,
   type TerminalProcess,
 } from '@conch/core';
+import { currentInstance, markInstanceDir, type ServerInstance } from '@conch/node';
 import nodePty from 'node-pty';
 import { PtyProcess } from './pty-process.js';
 
@@ -33,7 +34,7 @@ export const OWNER_ENV = 'CONCH_OWNER';
 
 /** Options of {@link createLocalDriver}. */
 export interface LocalDriverOptions {
-  /** Tag put into every process's environment as CONCH_OWNER (default: `conch-<pid>-<random>`). */
+  /** Tag put into every process's environment as CONCH_OWNER (default: `conch-<pid>-<start time>-<random>`). */
   ownerTag?: string;
   /** Parent of the private directory (default: the OS temp dir). */
   tmpDir?: string;
@@ -49,9 +50,19 @@ export interface LocalDriver extends Driver {
   liveCount(): number;
 }
 
-/** The owner tag for this process: `conch-<pid>-<random>`. */
+/**
+ * The owner tag for this server instance: `conch-<pid>-<start time>-<random>` (the start time tells this
+ * instance from a later process with the same pid; see {@link ownerOfTag}).
+ */
 export function defaultOwnerTag(): string {
-  return `conch-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const me = currentInstance();
+  return `conch-${me.pid}-${me.startTime}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/** The server instance an owner tag names, or undefined for a tag in another format. */
+export function ownerOfTag(tag: string): ServerInstance | undefined {
+  const match = /^conch-(\d+)-(\d+)-[a-z0-9]+$/.exec(tag);
+  return match ? { pid: Number(match[1]), startTime: Number(match[2]) } : undefined;
 }
 
 /** Finds `setpriv` (util-linux) to give shells a parent-death signal, if present. */
@@ -71,6 +82,8 @@ function findSetpriv(): string | undefined {
 export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver {
   const ownerTag = options.ownerTag ?? defaultOwnerTag();
   const privateDir = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'conch-'));
+  // A later start removes this directory (env snapshots, scripts) once this server is gone.
+  markInstanceDir(privateDir);
   const setpriv = findSetpriv();
   const live = new Set<PtyProcess>();
 

@@ -1,28 +1,37 @@
 /**
- * Reaps what a dead conch server left behind: processes whose environment carries an owner tag
- * `conch-<pid>-…` of a server process that no longer runs. Called at start-up.
+ * Reaps what a dead conch server left behind: processes whose environment carries the owner tag of a
+ * server instance that no longer runs, and that instance's private directories (environment snapshots,
+ * spill logs). Liveness is decided per instance — its pid and its start time, both in the tag — so a live
+ * server started inside another server's session (whose environment carries that server's tag) keeps its
+ * processes, and a reused pid is never taken for the instance. Called at start-up.
  */
 
+import { isInstanceAlive, removeDeadInstanceDirs } from '@conch/node';
+import { ownerOfTag } from './local-driver.js';
 import { listPids, readEnvVar, readStat } from './proc-fs.js';
 
-/** Kills orphans of dead conch servers; returns how many processes it sent SIGKILL to. */
-export async function reapOrphans(): Promise<number> {
+/**
+ * Kills orphans of dead conch servers and removes their private directories under `tmpDir` (default: the
+ * OS temp dir); returns how many processes it sent SIGKILL to.
+ */
+export async function reapOrphans(tmpDir?: string): Promise<number> {
+  removeDeadInstanceDirs(tmpDir);
   const victims: number[] = [];
   for (const pid of listPids()) {
     if (pid === process.pid) continue;
     const tag = readEnvVar(pid, 'CONCH_OWNER');
     if (!tag) continue;
-    const owner = /^conch-(\d+)-/.exec(tag);
-    if (!owner) continue;
-    const ownerPid = Number(owner[1]);
+    const instance = ownerOfTag(tag);
+    if (instance) {
+      if (!isInstanceAlive(instance)) victims.push(pid);
+      continue;
+    }
+    // A tag of the older format `conch-<pid>-<random>`: its owner is alive while a node process has that pid.
+    const legacy = /^conch-(\d+)-[a-z0-9]+$/.exec(tag);
+    if (!legacy) continue;
+    const ownerPid = Number(legacy[1]);
     if (ownerPid === process.pid) continue;
-    const ownerStat = readStat(ownerPid);
-    const ownerAlive =
-      ownerStat !== undefined &&
-      ownerStat.state !== 'Z' &&
-      readEnvVar(ownerPid, 'CONCH_OWNER') === undefined &&
-      isOwnerStillThere(ownerPid, tag);
-    if (!ownerAlive) victims.push(pid);
+    if (!isOwnerStillThere(ownerPid)) victims.push(pid);
   }
   // SIGKILL acts asynchronously: count the signals delivered, not who happens to be gone a moment later.
   let killed = 0;
@@ -38,10 +47,10 @@ export async function reapOrphans(): Promise<number> {
 }
 
 /**
- * The owner pid may have been reused by an unrelated process. Treat the owner as alive only when it is
- * a node process (the server), which is a cheap and conservative check.
+ * An old-format tag names only a pid, which may have been reused: the owner counts as alive while that pid
+ * is a live node (or conch) process, a cheap and conservative check.
  */
-function isOwnerStillThere(pid: number, _tag: string): boolean {
+function isOwnerStillThere(pid: number): boolean {
   const stat = readStat(pid);
-  return stat !== undefined && /node|conch/.test(stat.comm);
+  return stat !== undefined && stat.state !== 'Z' && /node|conch/.test(stat.comm);
 }

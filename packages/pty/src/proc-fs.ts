@@ -4,6 +4,7 @@
  */
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import type { InputWaitFacts, ProcSample } from '@conch/core';
 
 /** The fields of /proc/PID/stat conch uses. */
 export interface ProcStat {
@@ -38,15 +39,6 @@ export function readStat(pid: number): ProcStat | undefined {
     session: Number(fields[3]),
     tpgid: Number(fields[5]),
   };
-}
-
-/** The kernel function a process sleeps in (/proc/PID/wchan), or undefined. */
-export function readWchan(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
-  } catch {
-    return undefined;
-  }
 }
 
 /** Every PID currently in /proc. */
@@ -106,18 +98,50 @@ export function descendantsOf(root: number, all: Map<number, ProcStat>): number[
   return out;
 }
 
-/** Whether any of the process's open fds is the given terminal device path. */
-export function hasFdOpen(pid: number, path: string): boolean {
+/** The link targets of `pid`'s open fds that are terminals, by fd number. */
+export function terminalFds(pid: number): Map<number, string> {
+  const out = new Map<number, string>();
+  let fds: string[];
   try {
-    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
-      try {
-        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === path) return true;
-      } catch {
-        // fd closed meanwhile
-      }
-    }
+    fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return false;
+    return out;
   }
-  return false;
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target.startsWith('/dev/pts/') || target.startsWith('/dev/tty')) out.set(Number(fd), target);
+    } catch {
+      // fd closed meanwhile
+    }
+  }
+  return out;
+}
+
+function readOptional(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The /proc facts about foreground group `group` of terminal `terminal` that the core's `decideInputWait`
+ * judges (the SSH driver's probe script fetches the same ones remotely).
+ */
+export function localInputWaitFacts(group: number | undefined, terminal: string | undefined): InputWaitFacts {
+  if (group === undefined) return { arch: process.arch, terminal, members: undefined };
+  const members: ProcSample[] = [];
+  for (const stat of snapshotProcesses().values()) {
+    if (stat.pgrp !== group) continue;
+    members.push({
+      pid: stat.pid,
+      state: stat.state,
+      wchan: readOptional(`/proc/${stat.pid}/wchan`),
+      syscall: readOptional(`/proc/${stat.pid}/syscall`),
+      terminalFds: terminalFds(stat.pid),
+    });
+  }
+  return { arch: process.arch, terminal, members };
 }

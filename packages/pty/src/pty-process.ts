@@ -5,10 +5,11 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, openSync, readFileSync, readlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import {
   ConchError,
   type Disposable,
+  decideInputWait,
   ErrorCode,
   type ExitInfo,
   type InputWaitEvidence,
@@ -17,8 +18,8 @@ import {
 } from '@conch/core';
 import type { IPty } from 'node-pty';
 import { foregroundGroupNames } from './foreground.js';
-import { hasFdOpen, readStat, readWchan, snapshotProcesses } from './proc-fs.js';
-import { killTree } from './tree-killer.js';
+import { localInputWaitFacts, readStat } from './proc-fs.js';
+import { findMarked, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
 const SIGNALS: Record<number, string> = {
@@ -32,11 +33,6 @@ const SIGNALS: Record<number, string> = {
   14: 'SIGALRM',
   15: 'SIGTERM',
 };
-
-const BLOCKED_READ = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
-/** The read(2) syscall number by architecture (as in /proc/PID/syscall). */
-const READ_SYSCALL: Partial<Record<string, number>> = { x64: 0, arm64: 63, riscv64: 63 };
-const POLLING = /^(poll_schedule_timeout|do_select|do_sys_poll|ep_poll|core_sys_select|do_epoll_wait)/;
 
 /** Internals of node-pty's unix terminal that write deadlines and the drain need (guarded at runtime). */
 interface PtyInternals {
@@ -276,6 +272,10 @@ export class PtyProcess implements TerminalProcess {
     );
   }
 
+  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+    return findMarked(markerIds, this.owner, this.pid);
+  }
+
   killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const shell = this.pid;
     const fg = this.foregroundGroup();
@@ -302,43 +302,7 @@ export class PtyProcess implements TerminalProcess {
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.exited || this.pid === undefined) return 'no';
-    const group = this.foregroundGroup();
-    if (group === undefined) return 'unknown';
-    const members = [group];
-    const all = snapshotProcesses();
-    for (const stat of all.values()) if (stat.pgrp === group && stat.pid !== group) members.push(stat.pid);
-    let polling = false;
-    for (const pid of members) {
-      const stat = all.get(pid) ?? readStat(pid);
-      if (!stat || stat.state === 'Z' || stat.state === 'T') continue;
-      const wchan = readWchan(pid) ?? '';
-      // `wait_woken` is also where socket waits sleep: it counts only for a read of this terminal.
-      if (BLOCKED_READ.has(wchan) && this.readsTerminal(pid)) return 'blocked_read';
-      if (POLLING.test(wchan) && this.ptsName !== undefined && hasFdOpen(pid, this.ptsName)) polling = true;
-    }
-    return polling ? 'polling' : 'no';
-  }
-
-  /**
-   * Whether `pid` is inside a read(2) of this terminal, from /proc/PID/syscall (syscall number, then the fd).
-   * Where that file cannot be read or the architecture is unknown, the wchan alone decides.
-   */
-  private readsTerminal(pid: number): boolean {
-    const read = READ_SYSCALL[process.arch];
-    if (read === undefined || this.ptsName === undefined) return true;
-    let fields: string[];
-    try {
-      fields = readFileSync(`/proc/${pid}/syscall`, 'utf8').trim().split(' ');
-    } catch {
-      return true;
-    }
-    if (fields[0] === 'running' || fields.length < 2) return true;
-    if (Number(fields[0]) !== read) return false;
-    try {
-      return readlinkSync(`/proc/${pid}/fd/${Number.parseInt(fields[1]!, 16)}`) === this.ptsName;
-    } catch {
-      return false;
-    }
+    return decideInputWait(localInputWaitFacts(this.foregroundGroup(), this.ptsName));
   }
 
   async foregroundPrograms(): Promise<string[] | undefined> {

@@ -58,6 +58,29 @@ export function collectTargets(targets: KillTargets): number[] {
   });
 }
 
+/**
+ * The live processes of server instance `owner` carrying `CONCH_COMMAND_ID=<id>`, for each of
+ * `markerIds` that has any (`spare`, the session shell, never counts).
+ */
+export function findMarked(
+  markerIds: readonly string[],
+  owner: string,
+  spare?: number,
+): Map<string, number[]> {
+  const wanted = new Set(markerIds);
+  const found = new Map<string, number[]>();
+  if (wanted.size === 0) return found;
+  for (const stat of snapshotProcesses().values()) {
+    if (stat.pid === process.pid || stat.pid === spare || stat.state === 'Z' || stat.state === 'X') continue;
+    const id = readEnvVar(stat.pid, 'CONCH_COMMAND_ID');
+    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, 'CONCH_OWNER') !== owner) continue;
+    const list = found.get(id);
+    if (list) list.push(stat.pid);
+    else found.set(id, [stat.pid]);
+  }
+  return found;
+}
+
 function send(pid: number, signal: NodeJS.Signals | number): void {
   try {
     process.kill(pid, signal);

@@ -1,7 +1,7 @@
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { countMarked } from '@conch/node/testing';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
-import { countMarked } from './helpers.js';
 
 let driver: LocalDriver | undefined;
 let spill: FileSpillStore | undefined;

@@ -16,9 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRealClock, SessionManager } from '@conch/core';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { countMarked, pidsWithEnv } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver, reapOrphans } from '../src/index.js';
-import { countMarked, pidsWithEnv } from './helpers.js';
 
 const hasZsh = existsSync('/usr/bin/zsh') || existsSync('/bin/zsh');
 

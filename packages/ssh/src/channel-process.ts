@@ -8,14 +8,22 @@
 import {
   ConchError,
   type Disposable,
+  decideInputWait,
   ErrorCode,
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
+  parseInputWaitReport,
   type TerminalProcess,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
-import { KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT, START_MARKER_OSC } from './remote-scripts.js';
+import {
+  KILL_SCRIPT,
+  MARKED_SCRIPT,
+  PROBE_SCRIPT,
+  SIGNAL_SCRIPT,
+  START_MARKER_OSC,
+} from './remote-scripts.js';
 
 /** What a channel process needs from its driver: running small remote scripts, and the link's state. */
 export interface ChannelHost {
@@ -308,6 +316,20 @@ export class SshChannelProcess implements TerminalProcess {
     );
   }
 
+  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+    const found = new Map<string, number[]>();
+    if (markerIds.length === 0 || this.host.lost) return found;
+    const out = await this.host.runScript(MARKED_SCRIPT, markerIds, { timeoutMs: 10_000, slotWaitMs: 1000 });
+    const wanted = new Set(markerIds);
+    for (const line of out.split('\n')) {
+      const [id, ...pids] = line.trim().split(/\s+/);
+      if (id === undefined || !wanted.has(id)) continue;
+      const live = pids.map(Number).filter((n) => Number.isInteger(n) && n > 0 && n !== this.remotePid);
+      if (live.length > 0) found.set(id, live);
+    }
+    return found;
+  }
+
   async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const report = await this.remoteKill('job', options.signal, options.graceMs, [
       `CONCH_COMMAND_ID=${options.markerId}`,
@@ -399,15 +421,12 @@ export class SshChannelProcess implements TerminalProcess {
     const pid = this.remotePid;
     if (pid === undefined || this.host.lost) return 'unknown';
     try {
-      const out = (
-        await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 })
-      ).trim();
-      const [evidence, comm] = out.split(/\s+/, 2);
-      const known: InputWaitEvidence[] = ['blocked_read', 'polling', 'no', 'unknown'];
-      const value = known.includes(evidence as InputWaitEvidence)
-        ? (evidence as InputWaitEvidence)
-        : 'unknown';
-      this.lastProbe = { at: Date.now(), evidence: value, comm: comm || undefined };
+      const report = parseInputWaitReport(
+        await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 }),
+      );
+      const value = decideInputWait(report.facts);
+      const comm = report.fg !== undefined && report.fg !== report.rootGroup ? report.comm : undefined;
+      this.lastProbe = { at: Date.now(), evidence: value, comm };
       return value;
     } catch {
       return 'unknown';

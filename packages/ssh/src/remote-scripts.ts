@@ -156,42 +156,66 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
 `;
 
 /**
- * The terminal-read probe. Argument: ROOT (the channel's session leader). Prints
- * `EVIDENCE [COMM]`: `blocked_read` when a process of the terminal's foreground group sleeps in a
- * terminal read, `polling` when one polls with the terminal among its fds, `no` otherwise, `unknown`
- * when the foreground group cannot be read (no /proc, or a kernel that hides wchan); COMM is the foreground group leader's name when that group
- * is not ROOT's own.
+ * Finds what commands left running. Arguments: command ids. Prints one line `ID PID…` for each id that
+ * live (non-zombie) processes carry as `CONCH_COMMAND_ID=ID` in their environment; nothing without /proc.
+ */
+export const MARKED_SCRIPT = sh`exec 2>/dev/null
+[ -r /proc/self/stat ] || exit 0
+self=$$
+if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
+for id in "$@"; do
+  if [ -n "$zgrep" ]; then
+    pids=$(grep -lzxF -- "CONCH_COMMAND_ID=$id" /proc/[0-9]*/environ | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p')
+  else
+    pids=
+    for f in /proc/[0-9]*/environ; do
+      tr '\0' '\n' < "$f" | grep -qxF -- "CONCH_COMMAND_ID=$id" && { p=@{f#/proc/}; pids="$pids @{p%/environ}"; }
+    done
+  fi
+  live=
+  for p in $pids; do
+    [ "$p" = "$self" ] && continue
+    if read -r l < /proc/$p/stat; then
+      r=@{l##*\) }
+      [ "@{r%% *}" = Z ] || live="$live $p"
+    fi
+  done
+  [ -n "$live" ] && echo "$id$live"
+done
+exit 0
+`;
+
+/**
+ * The terminal-read probe: fetches the raw /proc facts about ROOT's terminal foreground group (argument:
+ * ROOT, the channel's session leader), one per line, for the core's `decideInputWait` to judge — `arch M`,
+ * `tty PATH`, `fg GROUP ROOTGROUP`, `comm NAME` (the group leader), and per live member `proc PID STATE`,
+ * `wchan PID VALUE` and `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
+ * Prints nothing but `arch` without /proc.
  */
 export const PROBE_SCRIPT = sh`exec 2>/dev/null
 r=$1
-[ -r /proc/self/stat ] || { echo unknown; exit 0; }
-read -r l < /proc/$r/stat || { echo no; exit 0; }
+echo "arch $(uname -m)"
+[ -r /proc/self/stat ] || exit 0
+read -r l < /proc/$r/stat || exit 0
 set -- @{l##*\) }
 fg=$6 rg=$3
-case $fg in ''|-*|0) echo unknown; exit 0;; esac
-tty=$(readlink /proc/$r/fd/0)
-ev=no comm= blind=
+echo "tty $(readlink /proc/$r/fd/0)"
+echo "fg $fg $rg"
+case $fg in ''|-*|0) exit 0;; esac
 for f in /proc/[0-9]*/stat; do
   read -r l < "$f" || continue
   set -- @{l##*\) }
   [ "$3" = "$fg" ] || continue
   p=@{f#/proc/}; p=@{p%/stat}
-  if [ "$p" = "$fg" ]; then c=@{l#*\(}; comm=@{c%\)*}; fi
-  case $1 in Z|T) continue;; esac
-  w=; read -r w < /proc/$p/wchan || :
-  case $w in ''|0) blind=1;; esac
-  case $w in
-    wait_woken|n_tty_read|tty_read) ev=blocked_read;;
-    poll_schedule_timeout*|do_select*|do_sys_poll*|ep_poll*|core_sys_select*|do_epoll_wait*)
-      if [ "$ev" = no ] && [ -n "$tty" ]; then
-        for d in /proc/$p/fd/*; do [ "$(readlink "$d")" = "$tty" ] && { ev=polling; break; }; done
-      fi;;
-  esac
+  if [ "$p" = "$fg" ]; then c=@{l#*\(}; echo "comm @{c%\)*}"; fi
+  echo "proc $p $1"
+  w=; if read -r w < /proc/$p/wchan || [ -n "$w" ]; then echo "wchan $p $w"; fi
+  y=; if read -r y < /proc/$p/syscall; then echo "syscall $p $y"; fi
+  for d in /proc/$p/fd/*; do
+    t=$(readlink "$d") || continue
+    case $t in /dev/pts/*|/dev/tty*) echo "fd $p @{d##*/} $t";; esac
+  done
 done
-[ "$fg" = "$rg" ] && comm=
-# A kernel that hides wchan gives no evidence either way.
-[ "$ev" = no ] && [ -n "$blind" ] && ev=unknown
-printf '%s %s\n' "$ev" "$comm"
 `;
 
 /** Signals a process group: arguments SIGNAL (without SIG) and ROOT; targets ROOT's terminal foreground group. */

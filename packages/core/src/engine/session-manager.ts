@@ -487,6 +487,38 @@ export class SessionManager {
     return { processes };
   }
 
+  /**
+   * `list_processes` with what ended commands left running: each ended command's live processes tagged
+   * with its id, as `escaped_pids` (asked of each session's host once; a host that cannot tell adds none).
+   */
+  async listProcessesWithEscapees(request: ListProcessesRequest = {}): Promise<{ processes: ProcessInfo[] }> {
+    const { processes } = this.listProcesses(request);
+    const ended = new Map<string, string[]>();
+    for (const p of processes) {
+      if (p.state === 'running' || p.state === 'awaiting_input') continue;
+      const ids = ended.get(p.session_id);
+      if (ids) ids.push(p.command_id);
+      else ended.set(p.session_id, [p.command_id]);
+    }
+    const found = new Map<string, number[]>();
+    await Promise.all(
+      [...ended].map(async ([sessionId, ids]) => {
+        const proc = this.sessions.get(sessionId)?.proc;
+        if (!proc?.markedProcesses) return;
+        try {
+          for (const [id, pids] of await proc.markedProcesses(ids)) found.set(id, pids);
+        } catch {
+          // The host could not tell (link lost, no helper channel): list the rows as they are.
+        }
+      }),
+    );
+    for (const p of processes) {
+      const pids = found.get(p.command_id);
+      if (pids && pids.length > 0) p.escaped_pids = [...pids].sort((a, b) => a - b);
+    }
+    return { processes };
+  }
+
   /** `kill_process`: kills a command's whole process tree. */
   async killProcess(request: KillProcessRequest): Promise<KillResult> {
     const command = this.getCommand(request.command_id);

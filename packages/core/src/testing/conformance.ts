@@ -6,7 +6,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRealClock } from '../clock.js';
-import type { Driver, ScreenFactory, SpillStore } from '../driver.js';
+import type { Driver, InputWaitEvidence, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
 import { SessionManager } from '../engine/session-manager.js';
 import { ConchError } from '../errors.js';
 import type { CommandResult } from '../types.js';
@@ -202,6 +202,85 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       const after = await manager.readOutput({ command_id: bg.command_id, pause_timeout: 0 });
       expect(after.status).toBe('completed');
       expect(after.state).toBe('killed');
+    });
+
+    it('lists what an ended command left running (escaped_pids), and kill_process kills it', async () => {
+      const escapeesOf = async (id: string) =>
+        (await manager.listProcessesWithEscapees({ filter: id })).processes.find((p) => p.command_id === id)
+          ?.escaped_pids;
+      const plain = await run('echo plain');
+      expect(plain.status).toBe('completed');
+      expect(await escapeesOf(plain.command_id)).toBeUndefined();
+      for (const background of [false, true]) {
+        const r = await run(`setsid sh -c 'sleep 412 >/dev/null 2>&1 &'; echo started`, { background });
+        let done = r;
+        while (done.status !== 'completed')
+          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
+        expect(done.output).toContain('started');
+        const left = await until(async () =>
+          (await escapeesOf(r.command_id))?.length ? escapeesOf(r.command_id) : undefined,
+        );
+        expect(left!.length).toBeGreaterThan(0);
+        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(left!.length);
+        const killed = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+        expect(killed.result).toBe('killed');
+        expect(killed.survivors).toEqual([]);
+        expect(await escapeesOf(r.command_id)).toBeUndefined();
+        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(0);
+      }
+    });
+
+    it('judges terminal reads from /proc the same way on every host (input-wait evidence)', async () => {
+      /** Spawns `script`, waits for `ready` in its output, then hands the terminal to `check`. */
+      const withProgram = async (script: string, check: (proc: TerminalProcess) => Promise<void>) => {
+        const proc = await driver.spawn({
+          file: '/bin/sh',
+          args: ['-c', script],
+          cwd: undefined,
+          env: {},
+          cols: 80,
+          rows: 24,
+        });
+        let out = '';
+        const sub = proc.onData((chunk) => {
+          out += new TextDecoder().decode(chunk);
+        });
+        try {
+          const ready = await until(() => (/ready|nopython/.test(out) ? out : undefined));
+          if (!ready.includes('nopython')) await check(proc);
+        } finally {
+          sub.dispose();
+          await proc.kill({ signal: 'SIGKILL', graceMs: 0 }).catch(() => undefined);
+          proc.dispose();
+        }
+      };
+      const settlesOn = (want: InputWaitEvidence) => async (proc: TerminalProcess) => {
+        expect(proc.inputWaitEvidence).toBeDefined();
+        await until(async () => ((await proc.inputWaitEvidence!()) === want ? true : undefined));
+      };
+      await withProgram('echo ready; read x', settlesOn('blocked_read'));
+      const py = (code: string) =>
+        `command -v python3 >/dev/null || { echo nopython; exit; }; exec python3 -c ${JSON.stringify(code)}`;
+      await withProgram(
+        py('import sys; print("ready", flush=True); sys.stdin.readline()'),
+        settlesOn('blocked_read'),
+      );
+      await withProgram(
+        py('import select, sys; print("ready", flush=True); select.select([sys.stdin], [], [])'),
+        settlesOn('polling'),
+      );
+      // A read of a TCP socket sleeps in wait_woken too, but it is no terminal read.
+      await withProgram(
+        py(
+          'import socket; l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(); c = socket.create_connection(l.getsockname()); s, _ = l.accept(); print("ready", flush=True); s.recv(1)',
+        ),
+        async (proc) => {
+          for (let i = 0; i < 5; i++) expect(await proc.inputWaitEvidence!()).toBe('no');
+        },
+      );
+      await withProgram('echo ready; exec sleep 30', async (proc) => {
+        for (let i = 0; i < 3; i++) expect(await proc.inputWaitEvidence!()).toBe('no');
+      });
     });
 
     it('bounds a flood and pages every line exactly', async () => {

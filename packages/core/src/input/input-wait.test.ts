@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { decideInputWait, type ProcSample, parseInputWaitReport } from './input-wait.js';
+
+const TTY = '/dev/pts/7';
+const sample = (over: Partial<ProcSample>): ProcSample => ({
+  pid: 100,
+  state: 'S',
+  wchan: 'do_nanosleep',
+  syscall: undefined,
+  terminalFds: new Map([[0, TTY]]),
+  ...over,
+});
+const decide = (members: ProcSample[] | undefined, arch = 'x64') =>
+  decideInputWait({ arch, terminal: TTY, members });
+
+describe('decideInputWait', () => {
+  it('a read of the terminal is blocked_read; the same wait on a socket (wait_woken) is not', () => {
+    expect(decide([sample({ wchan: 'n_tty_read', syscall: '0 0x0 0x1 0x2' })])).toBe('blocked_read');
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x0 0x1 0x2' })])).toBe('blocked_read');
+    // read(2) of fd 5, a socket: no terminal read.
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x5 0x1 0x2' })])).toBe('no');
+    // aarch64 numbers read(2) 63; both spellings of the machine name work.
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '63 0x0 0x1' })], 'aarch64')).toBe('blocked_read');
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '63 0x0 0x1' })], 'arm64')).toBe('blocked_read');
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x0 0x1' })], 'aarch64')).toBe('no');
+  });
+
+  it('without a readable syscall or a known machine, the wait channel alone decides', () => {
+    expect(decide([sample({ wchan: 'wait_woken', syscall: undefined })])).toBe('blocked_read');
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x5' })], 'mips')).toBe('blocked_read');
+    expect(decide([sample({ wchan: 'n_tty_read', syscall: 'running' })])).toBe('blocked_read');
+  });
+
+  it('polling with the terminal among the fds is polling; without it, no', () => {
+    expect(decide([sample({ wchan: 'do_sys_poll' })])).toBe('polling');
+    expect(decide([sample({ wchan: 'ep_poll', terminalFds: new Map() })])).toBe('no');
+  });
+
+  it('a hidden or unreadable wait channel of a sleeping process is unknown; a running one is no', () => {
+    expect(decide([sample({ wchan: undefined })])).toBe('unknown');
+    expect(decide([sample({ wchan: '0' })])).toBe('unknown');
+    expect(decide([sample({ wchan: '0', state: 'R' })])).toBe('no');
+    expect(decide([sample({ wchan: 'do_nanosleep' })])).toBe('no');
+    // Evidence from another member still counts.
+    expect(decide([sample({ wchan: undefined }), sample({ pid: 101, wchan: 'n_tty_read' })])).toBe(
+      'blocked_read',
+    );
+  });
+
+  it('stopped and zombie members are ignored; an unknown foreground group is unknown', () => {
+    expect(
+      decide([sample({ wchan: 'n_tty_read', state: 'T' }), sample({ wchan: undefined, state: 'Z' })]),
+    ).toBe('no');
+    expect(decide(undefined)).toBe('unknown');
+  });
+});
+
+describe('parseInputWaitReport', () => {
+  it('reads the remote probe lines into the same facts', () => {
+    const report = parseInputWaitReport(
+      [
+        'arch x86_64',
+        `tty ${TTY}`,
+        'fg 200 100',
+        'comm python3',
+        'proc 200 S',
+        'wchan 200 wait_woken',
+        'syscall 200 0 0x0 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f',
+        `fd 200 0 ${TTY}`,
+        `fd 200 2 ${TTY}`,
+        'proc 201 S',
+      ].join('\n'),
+    );
+    expect(report.fg).toBe(200);
+    expect(report.rootGroup).toBe(100);
+    expect(report.comm).toBe('python3');
+    expect(report.facts.members?.map((m) => m.pid)).toEqual([200, 201]);
+    expect(report.facts.members?.[1]?.wchan).toBeUndefined();
+    expect(decideInputWait(report.facts)).toBe('blocked_read');
+  });
+
+  it('no foreground group (no /proc, or no fg line) is unknown', () => {
+    expect(decideInputWait(parseInputWaitReport('arch x86_64\n').facts)).toBe('unknown');
+    expect(decideInputWait(parseInputWaitReport(`arch x86_64\ntty ${TTY}\nfg -1 100\n`).facts)).toBe(
+      'unknown',
+    );
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * The one decision "is the terminal's foreground program blocked reading the terminal?", from what Linux's
+ * /proc says about the processes of the terminal's foreground process group. Every driver gathers the same
+ * raw facts — the local driver reads the files itself, the SSH driver fetches them with a small remote
+ * script — and calls {@link decideInputWait}, so the rule cannot drift between hosts.
+ *
+ * - `blocked_read`: a member sleeps in a read wait (`n_tty_read`, `tty_read`, or `wait_woken`, where
+ *   newer kernels park terminal reads) AND its current system call is a read(2) of this terminal (when the
+ *   syscall cannot be read, the wait channel alone decides; `wait_woken` is also where socket reads
+ *   sleep, which the syscall check tells apart).
+ * - `polling`: a member sleeps in poll/select/epoll with the terminal among its open fds.
+ * - `unknown`: no evidence either way — the foreground group cannot be read, or a sleeping member's wait
+ *   channel is hidden (unreadable, or `0` while it sleeps: a kernel that hides wchan).
+ * - `no` otherwise (running, stopped or sleeping elsewhere).
+ */
+
+import type { InputWaitEvidence } from '../driver.js';
+
+/** What /proc says about one process of the foreground group. */
+export interface ProcSample {
+  pid: number;
+  /** The state letter of /proc/PID/stat (`R`, `S`, `D`, `T`, `Z`…). */
+  state: string;
+  /** /proc/PID/wchan; undefined when it cannot be read. */
+  wchan: string | undefined;
+  /** /proc/PID/syscall as text (`0 0x3 …`, `running`); undefined when it cannot be read. */
+  syscall: string | undefined;
+  /** The link targets of its open fds that are terminals (`/dev/pts/N`, `/dev/tty…`), by fd number. */
+  terminalFds: ReadonlyMap<number, string>;
+}
+
+/** Everything {@link decideInputWait} needs. */
+export interface InputWaitFacts {
+  /** The terminal's device path (`/dev/pts/N`); undefined when unknown. */
+  terminal: string | undefined;
+  /** The machine, as `uname -m` or Node's `process.arch` says (`x86_64`/`x64`, `aarch64`/`arm64`…). */
+  arch: string | undefined;
+  /** The foreground group's live members; undefined when the foreground group cannot be read. */
+  members: readonly ProcSample[] | undefined;
+}
+
+/** Kernel functions a process sleeps in while it waits in read(2). */
+export const READ_WAIT_CHANNELS: ReadonlySet<string> = new Set(['wait_woken', 'n_tty_read', 'tty_read']);
+
+/** Kernel functions a process sleeps in while it polls or selects. */
+export const POLL_WAIT_CHANNEL =
+  /^(poll_schedule_timeout|do_select|do_sys_poll|ep_poll|core_sys_select|do_epoll_wait)/;
+
+/** The number of the read(2) system call per machine (both spellings of each). */
+const READ_SYSCALL: Readonly<Record<string, number>> = {
+  x64: 0,
+  x86_64: 0,
+  arm64: 63,
+  aarch64: 63,
+  riscv64: 63,
+};
+
+/** The read(2) syscall number on `arch`, or undefined for a machine this table does not know. */
+export function readSyscallNumber(arch: string | undefined): number | undefined {
+  return arch === undefined ? undefined : READ_SYSCALL[arch.trim()];
+}
+
+/** Whether `sample` is inside a read(2) of `terminal` (true when the syscall cannot tell). */
+function readsTerminal(sample: ProcSample, terminal: string | undefined, read: number | undefined): boolean {
+  if (read === undefined || terminal === undefined || sample.syscall === undefined) return true;
+  const fields = sample.syscall.trim().split(/\s+/);
+  if (fields[0] === 'running' || fields.length < 2) return true;
+  if (Number(fields[0]) !== read) return false;
+  return sample.terminalFds.get(Number.parseInt(fields[1]!, 16)) === terminal;
+}
+
+/** The input-wait evidence that `facts` give (see the module doc). */
+export function decideInputWait(facts: InputWaitFacts): InputWaitEvidence {
+  if (facts.members === undefined) return 'unknown';
+  const read = readSyscallNumber(facts.arch);
+  let polling = false;
+  let blind = false;
+  for (const sample of facts.members) {
+    if (sample.state === 'Z' || sample.state === 'X' || sample.state === 'T' || sample.state === 't')
+      continue;
+    const wchan = sample.wchan?.trim();
+    if (wchan === undefined || ((wchan === '' || wchan === '0') && sample.state !== 'R')) {
+      blind = true;
+      continue;
+    }
+    if (READ_WAIT_CHANNELS.has(wchan) && readsTerminal(sample, facts.terminal, read)) return 'blocked_read';
+    if (
+      POLL_WAIT_CHANNEL.test(wchan) &&
+      facts.terminal !== undefined &&
+      [...sample.terminalFds.values()].includes(facts.terminal)
+    )
+      polling = true;
+  }
+  if (polling) return 'polling';
+  return blind ? 'unknown' : 'no';
+}
+
+/**
+ * Parses the raw /proc report of the SSH driver's probe script (one fact per line):
+ * `arch M`, `tty PATH`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE`, `wchan PID VALUE`,
+ * `syscall PID TEXT…`, `fd PID N TARGET`. Returns the facts and the foreground group leader's name.
+ */
+export function parseInputWaitReport(text: string): {
+  facts: InputWaitFacts;
+  comm: string | undefined;
+  fg: number | undefined;
+  rootGroup: number | undefined;
+} {
+  let arch: string | undefined;
+  let terminal: string | undefined;
+  let fg: number | undefined;
+  let rootGroup: number | undefined;
+  let comm: string | undefined;
+  let readable = false;
+  const members = new Map<
+    number,
+    {
+      pid: number;
+      state: string;
+      wchan: string | undefined;
+      syscall: string | undefined;
+      terminalFds: Map<number, string>;
+    }
+  >();
+  for (const line of text.split('\n')) {
+    const space = line.indexOf(' ');
+    const key = space < 0 ? line : line.slice(0, space);
+    const rest = space < 0 ? '' : line.slice(space + 1);
+    const [a = '', b = '', ...more] = rest.split(' ');
+    const member = (pid: string) => members.get(Number(pid));
+    switch (key) {
+      case 'arch':
+        arch = rest.trim() || undefined;
+        break;
+      case 'tty':
+        terminal = rest.trim() || undefined;
+        break;
+      case 'fg':
+        readable = true;
+        fg = Number(a);
+        rootGroup = Number(b);
+        break;
+      case 'comm':
+        comm = rest || undefined;
+        break;
+      case 'proc':
+        members.set(Number(a), {
+          pid: Number(a),
+          state: b,
+          wchan: undefined,
+          syscall: undefined,
+          terminalFds: new Map(),
+        });
+        break;
+      case 'wchan': {
+        const m = member(a);
+        if (m) m.wchan = [b, ...more].join(' ');
+        break;
+      }
+      case 'syscall': {
+        const m = member(a);
+        if (m) m.syscall = [b, ...more].join(' ');
+        break;
+      }
+      case 'fd': {
+        const m = member(a);
+        if (m) m.terminalFds.set(Number(b), more.join(' '));
+        break;
+      }
+    }
+  }
+  const groupKnown = readable && fg !== undefined && Number.isInteger(fg) && fg > 0;
+  return {
+    facts: { arch, terminal, members: groupKnown ? [...members.values()] : undefined },
+    comm,
+    fg: groupKnown ? fg : undefined,
+    rootGroup,
+  };
+}

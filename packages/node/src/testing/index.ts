@@ -1,0 +1,7 @@
+/**
+ * `@conch/node/testing`: helpers for conch's tests on Linux — the local `/proc` process table (processes
+ * tagged by environment, trees, open fds) and the reliability suite's report files.
+ */
+
+export { countMarked, isAlive, openFds, pidsWithEnv, processTable, processTree } from './proc.js';
+export { RELIABILITY_DIR, type ReliabilityCounts, writeReliabilityReport } from './reliability.js';
