@@ -6,6 +6,7 @@
 
 import { resolve as resolvePath } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { attachSession } from './attach-command.js';
 import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
 import { parseListen, serveHttp } from './http-server.js';
@@ -357,6 +358,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
           return 0;
         }),
       )(),
+    );
+
+  program
+    .command('attach')
+    .description(
+      "Watch a session live in this terminal and type into it (take over from the agent); detach with ctrl+]. The session's size follows this window while attached. Under a command policy the view is read-only unless --take-over is given.",
+    )
+    .argument('<session>', 'the session id (e.g. default; conch sessions lists them)')
+    .option(
+      '--take-over',
+      'type into the session even under a command policy (keystrokes are not checked by it)',
+    )
+    .action((session: string, options: { takeOver?: boolean }) =>
+      run(() => attachSession(session, { takeOver: options.takeOver === true }))(),
     );
 
   program
