@@ -115,9 +115,14 @@ describe('the daemon', () => {
     expect(next.code).toBe(0);
     expect(next.stdout).toContain('alive');
     expect(home.daemonPid()).not.toBe(dead);
-    await waitUntil(
-      () => processesOwnedBy(dead as number).length === 0,
-      "the dead daemon's processes are gone",
-    );
+    try {
+      await waitUntil(
+        () => processesOwnedBy(dead as number).length === 0,
+        "the dead daemon's processes are gone",
+      );
+    } finally {
+      // Leave nothing behind even when the check fails.
+      for (const pid of processesOwnedBy(dead as number)) process.kill(pid, 'SIGKILL');
+    }
   });
 });
