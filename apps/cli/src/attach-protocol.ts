@@ -10,6 +10,9 @@
  *   `notifications/conch/closed {attach_id}`.
  * - `conch/input {attach_id, data}` (base64 keystrokes), `conch/resize {attach_id, cols, rows}`,
  *   `conch/detach {attach_id}` → `{}`.
+ * - `conch/follow {command_id, follow_id, from_byte?}` → `{}`: one command's raw output as it arrives (how
+ *   `conch exec` streams to a terminal), as `notifications/conch/command_output {follow_id, text, state}`
+ *   from `from_byte` (default 0) on, the last one when the command has ended; `conch/unfollow {follow_id}`.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -26,6 +29,9 @@ export const ATTACH_METHODS = {
   detach: 'conch/detach',
   output: 'notifications/conch/output',
   closed: 'notifications/conch/closed',
+  follow: 'conch/follow',
+  unfollow: 'conch/unfollow',
+  commandOutput: 'notifications/conch/command_output',
 } as const;
 
 const size = z.number().int().min(1).max(10_000);
@@ -73,6 +79,26 @@ export const ClosedNotificationSchema = z.object({
   method: z.literal(ATTACH_METHODS.closed),
   params: z.object({ attach_id: z.string() }),
 });
+/** `conch/follow` request. */
+export const FollowRequestSchema = z.object({
+  method: z.literal(ATTACH_METHODS.follow),
+  params: z.object({
+    command_id: z.string(),
+    /** Chosen by the client (e.g. a UUID), so it can match notifications that arrive before the reply. */
+    follow_id: z.string().min(1).max(100),
+    from_byte: z.number().int().min(0).optional(),
+  }),
+});
+/** `conch/unfollow` request. */
+export const UnfollowRequestSchema = z.object({
+  method: z.literal(ATTACH_METHODS.unfollow),
+  params: z.object({ follow_id: z.string() }),
+});
+/** `notifications/conch/command_output`. */
+export const CommandOutputNotificationSchema = z.object({
+  method: z.literal(ATTACH_METHODS.commandOutput),
+  params: z.object({ follow_id: z.string(), text: z.string(), state: z.string() }),
+});
 /** An empty result. */
 export const EmptyResultSchema = z.object({}).loose();
 
@@ -82,6 +108,7 @@ export const EmptyResultSchema = z.object({}).loose();
  */
 export function serveAttach(server: Server, manager: SessionManager): () => void {
   const views = new Map<string, TerminalAttachment>();
+  const follows = new Map<string, { dispose(): void }>();
   const view = (id: string): TerminalAttachment => {
     const found = views.get(id);
     if (!found) throw new Error(`Unknown attach_id ${JSON.stringify(id)}: attach first.`);
@@ -138,8 +165,31 @@ export function serveAttach(server: Server, manager: SessionManager): () => void
     views.delete(request.params.attach_id);
     return {};
   });
+  server.setRequestHandler(FollowRequestSchema, async (request) => {
+    const { command_id, follow_id, from_byte } = request.params;
+    if (follows.has(follow_id)) throw new Error(`follow_id ${JSON.stringify(follow_id)} is already in use.`);
+    follows.set(
+      follow_id,
+      manager.followOutput(command_id, from_byte ?? 0, (read) => {
+        void server
+          .notification({
+            method: ATTACH_METHODS.commandOutput,
+            params: { follow_id, text: read.text, state: read.state },
+          })
+          .catch(() => {});
+      }),
+    );
+    return {};
+  });
+  server.setRequestHandler(UnfollowRequestSchema, async (request) => {
+    follows.get(request.params.follow_id)?.dispose();
+    follows.delete(request.params.follow_id);
+    return {};
+  });
   return () => {
     for (const attachment of views.values()) attachment.detach();
     views.clear();
+    for (const follow of follows.values()) follow.dispose();
+    follows.clear();
   };
 }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
@@ -90,6 +92,28 @@ describe('human output on a terminal', () => {
     const piped = await onPipes(['exec', '--', 'echo started; sleep 2; echo finished'], envWith(true));
     expect(piped.out).toContain('finished');
     expect(piped.out).not.toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]/);
+  });
+
+  it('streams the output as it arrives on a TTY, and prints it whole through a pipe', async () => {
+    const gate = join(home.dir, 'gate');
+    const command = `echo first-$((1+1)); while [ ! -e ${gate} ]; do sleep 0.05; done; echo second-$((2+2)); exit 4`;
+    const streaming = onTty(['exec', '--', command], envWith(true));
+    // The first line shows while the command still runs (it waits for the gate the test opens).
+    await waitUntil(() => streaming.text.includes('first-2'), 'the first line is streamed');
+    expect(streaming.exitCode).toBeUndefined();
+    expect(streaming.text).not.toContain('second-4');
+    writeFileSync(gate, '');
+    await waitUntil(() => streaming.exitCode !== undefined, 'conch exits');
+    expect(streaming.exitCode).toBe(4);
+    expect(streaming.text).toContain('second-4');
+    // Each line once: the streamed output is not printed again at the end.
+    expect(streaming.text.split('first-2').length).toBe(2);
+    expect(streaming.text).toContain('[exit 4]');
+    rmSync(gate);
+
+    const piped = await onPipes(['exec', '--', `echo first-line; echo second-line; exit 4`], envWith(true));
+    expect(piped.code).toBe(4);
+    expect(piped.out).toContain('first-line\nsecond-line\n');
   });
 
   it('conch respond ID --secret reads the line from the terminal without echo', async () => {

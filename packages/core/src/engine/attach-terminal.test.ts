@@ -130,3 +130,33 @@ describe('SessionManager.attachTerminal', () => {
     expect(manager.attachTerminal('default', viewer().watcher, { fromConchTerminal: true }).input).toBe(true);
   });
 });
+
+describe('SessionManager.followOutput', () => {
+  it('gives the output so far, then each new piece as printed, then a last call when the command ends', async () => {
+    const { clock, driver, manager } = setup();
+    driver.script('ticker', (c) => {
+      c.print('one\r\n');
+      c.clock.setTimeout(() => c.print('two\r\n'), 1000);
+      c.clock.setTimeout(() => c.exit(5), 2000);
+    });
+    const started = await settled(clock, manager.execute({ command: 'ticker', pause_timeout: 0.5 }));
+    expect(started.status).toBe('partial');
+    const reads: { text: string; state: string }[] = [];
+    const following = manager.followOutput(started.command_id, 0, (read) =>
+      reads.push({ text: read.text, state: read.state }),
+    );
+    expect(reads).toEqual([{ text: 'one\r\n', state: 'running' }]);
+    await clock.advance(1000);
+    expect(reads.map((r) => r.text).join('')).toBe('one\r\ntwo\r\n');
+    await clock.advance(1000);
+    expect(reads.at(-1)?.state).toBe('exited');
+    const count = reads.length;
+    following.dispose();
+    // Following an ended command: one call with everything, nothing after.
+    const again: string[] = [];
+    manager.followOutput(started.command_id, 0, (read) => again.push(read.text)).dispose();
+    expect(again).toEqual(['one\r\ntwo\r\n']);
+    expect(reads.length).toBe(count);
+    expect(() => manager.followOutput('c_nosuchid00', 0, () => {})).toThrow(/c_nosuchid00/);
+  });
+});

@@ -5,6 +5,7 @@
 
 import type { Clock } from '../clock.js';
 import type {
+  Disposable,
   Driver,
   KillReport,
   ScreenFactory,
@@ -573,6 +574,36 @@ export class SessionManager {
       state: command.state,
       exit_code: command.exitCode,
       signal: command.signal,
+    };
+  }
+
+  /**
+   * Follows a command's raw output as it arrives (e.g. the CLI streaming it to a terminal): `listener` gets
+   * the bytes from absolute offset `fromByte` at once (as {@link readBytes} reads them), then every new
+   * piece as it is printed, and a last call when the command ends. Dispose to stop; it also stops by
+   * itself when the command ends. Nothing is consumed: other readers see the same output.
+   */
+  followOutput(commandId: string, fromByte: number, listener: (read: ByteRead) => void): Disposable {
+    let cursor = this.readBytes(commandId, fromByte).from_byte;
+    const command = this.getCommand(commandId);
+    const push = (): void => {
+      const read = this.readBytes(commandId, cursor);
+      if (read.next_byte === cursor && !command.ended) return;
+      cursor = read.next_byte;
+      listener(read);
+    };
+    push();
+    if (command.ended) return { dispose: () => {} };
+    const output = command.onOutput.on(push);
+    const end = command.onEnd.on(() => {
+      output.dispose();
+      push();
+    });
+    return {
+      dispose: () => {
+        output.dispose();
+        end.dispose();
+      },
     };
   }
 
