@@ -5,13 +5,16 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { attachSession } from './attach-command.js';
 import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
 import { parseListen, serveHttp } from './http-server.js';
 import { relayStdioToDaemon, serveMcp } from './mcp-command.js';
 import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
 import { readSecret } from './secret-input.js';
+import { execStreaming, streamsExec } from './stream-exec.js';
 import { stylesFor } from './terminal-output.js';
 import { ConchCliError, callTool } from './tool-call.js';
 import { CLI_VERSION } from './version.js';
@@ -36,11 +39,16 @@ function integer(value: string): number {
 }
 
 /** Runs `work` with a daemon client, mapping conch errors to exit code 1. */
-async function withDaemon(json: boolean, work: (call: Caller) => Promise<number>): Promise<number> {
+async function withDaemon(
+  json: boolean,
+  work: (call: Caller, client: Client) => Promise<number>,
+): Promise<number> {
   const connection = await connectDaemon();
   try {
-    return await work((name, args, spinner) =>
-      callTool(connection.client, name, args, json || spinner === undefined ? {} : { spinner }),
+    return await work(
+      (name, args, spinner) =>
+        callTool(connection.client, name, args, json || spinner === undefined ? {} : { spinner }),
+      connection.client,
     );
   } catch (error) {
     if (error instanceof ConchCliError) {
@@ -126,18 +134,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option('--cwd <dir>', 'run it in this directory'),
   ).action((words: string[], options) =>
     run(() =>
-      withDaemon(options.json === true, async (call) => {
-        const result = await call<CommandResult>(
-          'execute',
-          {
-            command: words.join(' '),
-            ...(options.session ? { session_id: options.session } : {}),
-            ...(options.background ? { background: true } : {}),
-            ...(options.cwd ? { cwd: options.cwd } : {}),
-            ...waitArgs(options),
-          },
-          words.join(' '),
-        );
+      withDaemon(options.json === true, async (call, client) => {
+        const args = {
+          command: words.join(' '),
+          ...(options.session ? { session_id: options.session } : {}),
+          ...(options.background ? { background: true } : {}),
+          ...(options.cwd ? { cwd: options.cwd } : {}),
+        };
+        const result = streamsExec(options)
+          ? await execStreaming(client, args, waitArgs(options), words.join(' '))
+          : await call<CommandResult>('execute', { ...args, ...waitArgs(options) }, words.join(' '));
         return finishCommand(result, options.json === true);
       }),
     )(),
@@ -357,6 +363,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
           return 0;
         }),
       )(),
+    );
+
+  program
+    .command('attach')
+    .description(
+      "Watch a session live in this terminal and type into it (take over from the agent); detach with ctrl+]. The session's size follows this window while attached. Under a command policy the view is read-only unless --take-over is given.",
+    )
+    .argument('<session>', 'the session id (e.g. default; conch sessions lists them)')
+    .option(
+      '--take-over',
+      'type into the session even under a command policy (keystrokes are not checked by it)',
+    )
+    .action((session: string, options: { takeOver?: boolean }) =>
+      run(() => attachSession(session, { takeOver: options.takeOver === true }))(),
     );
 
   program

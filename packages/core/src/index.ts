@@ -41,8 +41,9 @@ export type {
   PolicyDecision,
 } from './engine/policy-hook.js';
 export { SecretRedactor } from './engine/secret-redactor.js';
-export { Session, signalFromStatus } from './engine/session.js';
+export { Session, signalFromStatus, type TerminalWatcher } from './engine/session.js';
 export {
+  type AttachRequest,
   type CreateLocalRequest,
   DEFAULT_SESSION_ID,
   type ExecuteRequest,
@@ -55,6 +56,7 @@ export {
   type SendControlRequest,
   SessionManager,
   type SessionManagerOptions,
+  type TerminalAttachment,
 } from './engine/session-manager.js';
 export {
   compileUserPattern,
