@@ -186,6 +186,18 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
     });
 
+    it('gives an isolated command the environment as of the last command, unset variables gone', async () => {
+      await run(`export CONCH_ISO_A=1 CONCH_ISO_BIG=${'x'.repeat(3000)} CONCH_ISO_Z=old`);
+      await run('unset CONCH_ISO_BIG; export CONCH_ISO_B=2 CONCH_ISO_Z=new');
+      const busy = await run('sleep 20', { pause_timeout: 0.3 });
+      expect(busy.status).toBe('partial');
+      const iso = await run('echo "${CONCH_ISO_A}-${CONCH_ISO_B}-${#CONCH_ISO_BIG}-${CONCH_ISO_Z}"');
+      expect(iso.isolated).toBe(true);
+      expect(iso.output).toBe('1-2-0-new');
+      await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+      await run('unset CONCH_ISO_A CONCH_ISO_B CONCH_ISO_Z');
+    });
+
     it('runs a background command, lists it, and kills its whole tree', async () => {
       const bg = await run("sh -c '(setsid sleep 301 &); sleep 302 & sleep 303'", { background: true });
       expect(bg.status).toBe('partial');
