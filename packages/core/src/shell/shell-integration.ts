@@ -36,6 +36,14 @@ const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p; builtin echo 'return 0'; } 1<
 /** {@link ENV_SNAPSHOT_BUILTIN} for POSIX sh, which has no `builtin`. */
 const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 1<> "$__conch_envf" 2>/dev/null`;
 
+/**
+ * The session shell reads conch's typed lines without its line editor: readline took each line byte by
+ * byte (two syscalls a byte) and echoed it, where the terminal's own line discipline hands bash the whole
+ * line in one read. Only on Linux, whose terminal lines hold 4095 bytes (more than {@link MAX_TYPED_LINE});
+ * other systems' hold 1024. `set +o emacs +o vi` turns editing off whichever mode the rc chose.
+ */
+const LINE_EDITING_OFF_BASH = 'case $OSTYPE in linux*) builtin set +o emacs +o vi;; esac';
+
 /** Guesses the integration flavour from a shell path or name. */
 export function shellKindOf(shell: string): ShellKind {
   const base = shell.split('/').pop() ?? shell;
@@ -111,6 +119,7 @@ export class ShellIntegration {
         '__conch_hook() { case " ${PROMPT_COMMAND[*]} " in *" __conch_pc "*) ;; *) PROMPT_COMMAND=(__conch_pc "${PROMPT_COMMAND[@]}");; esac; }',
         '__conch_cur=; __conch_hook',
         'PS2=""',
+        LINE_EDITING_OFF_BASH,
         ENV_SNAPSHOT_BUILTIN,
         `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
         '',

@@ -124,6 +124,14 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(tab.output).toContain('\\t');
     });
 
+    it('runs the next command after a program left the terminal raw', async () => {
+      expect((await run('stty raw -echo')).status).toBe('completed');
+      const next = await run('echo still-typed; stty sane');
+      expect(next.status).toBe('completed');
+      expect(next.output).toBe('still-typed');
+      expect((await run('echo ok')).output).toBe('ok');
+    });
+
     it('round-trips UTF-8', async () => {
       expect((await run('echo "héllo 日本 🐚"')).output).toBe('héllo 日本 🐚');
     });
