@@ -210,7 +210,10 @@ export class Session {
         );
         line = line.replace(SCRIPT_PLACEHOLDER, shellQuote(this.foregroundScript));
       }
-      await this.proc.write(`${line}\r`, this.writeDeadlineMs);
+      // A newline, not a carriage return: the shell reads the line without a line editor (see
+      // shell-integration.ts), and a program that exits leaving the terminal raw (no CR-to-NL mapping) must
+      // not leave the next command unsubmitted.
+      await this.proc.write(`${line}\n`, this.writeDeadlineMs);
     } catch (error) {
       if (this.foreground === command) {
         this.foreground = undefined;
