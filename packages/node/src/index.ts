@@ -16,6 +16,8 @@ export {
   FileSpillStore,
   SPILL_INDEX_INTERVAL,
 } from './file-spill-store.js';
+/** Expands a leading `~`/`~/` in a user-given path to the home directory. */
+export { expandHomePath } from './home-path.js';
 /** Options for {@link XtermScreenRenderer} (scrollback). */
 export type { XtermScreenOptions } from './xterm-screen.js';
 /** The core's `ScreenRenderer` built on `@xterm/headless`. */
