@@ -5,6 +5,13 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
+import {
+  addServerOptions,
+  ConfigError,
+  type ResolvedConfig,
+  resolveConfig,
+  settingsFromOptions,
+} from '@conch/mcp-server';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { attachSession } from './attach-command.js';
@@ -463,12 +470,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
       )(),
     );
 
-  program
-    .command('mcp')
-    .description(
-      "Serve MCP: over stdio (default), or Streamable HTTP with --http; with --daemon the tools act on the daemon's sessions.",
-    )
-    .option('--profile <name>', 'tool surface (default: default)')
+  addServerOptions(
+    program
+      .command('mcp')
+      .description(
+        "Serve MCP: over stdio (default), or Streamable HTTP with --http; with --daemon the tools act on the daemon's sessions. Takes conch-mcp's flags (not with --daemon, whose sessions live in the daemon).",
+      ),
+  )
     .option('--daemon', "use the daemon's sessions (they outlive this MCP client)")
     .option(
       '--http <host:port>',
@@ -487,22 +495,38 @@ export function buildProgram(setExit: (code: number) => void): Command {
             '--http and --daemon cannot be combined yet: choose one.',
           );
         }
-        if (options.http) {
+        const { daemon, http, token: tokenOption, ...serverOptions } = options;
+        const settings = settingsFromOptions(serverOptions);
+        if (daemon) {
+          if (Object.keys(settings).length > 0) {
+            throw new CommanderError(
+              EXIT_USAGE,
+              'conch.usage',
+              `--daemon serves the daemon's sessions with the daemon's settings: ${Object.keys(serverOptions)
+                .map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)
+                .join(', ')} cannot be combined with it.`,
+            );
+          }
+          return relayStdioToDaemon();
+        }
+        if (http) {
           try {
-            parseListen(options.http);
+            parseListen(http);
           } catch (error) {
             throw new CommanderError(EXIT_USAGE, 'conch.usage', (error as Error).message);
           }
-          const token: string | undefined = options.token ?? process.env.CONCH_MCP_TOKEN;
-          return serveHttp({
-            listen: options.http,
-            ...(token ? { token } : {}),
-            ...(options.profile ? { profile: options.profile } : {}),
-          });
+          const token: string | undefined = tokenOption ?? process.env.CONCH_MCP_TOKEN;
+          let config: ResolvedConfig;
+          try {
+            config = resolveConfig(settings);
+          } catch (error) {
+            if (error instanceof ConfigError)
+              throw new CommanderError(EXIT_USAGE, 'conch.usage', error.message);
+            throw error;
+          }
+          return serveHttp({ listen: http, config, ...(token ? { token } : {}) });
         }
-        return options.daemon
-          ? relayStdioToDaemon()
-          : serveMcp(options.profile ? ['--profile', options.profile] : []);
+        return serveMcp(settings);
       })(),
     );
 

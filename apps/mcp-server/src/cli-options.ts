@@ -56,13 +56,13 @@ function choice(name: string, valid: readonly string[]) {
   };
 }
 
-/** Builds the commander program (exported so `--help` can be tested and documented). */
-export function buildProgram(version: string): Command {
-  return new Command('conch-mcp')
-    .description(
-      'MCP server (stdio) that gives AI agents real, persistent terminal sessions. Logs go to stderr; stdout is the MCP protocol.',
-    )
-    .version(version, '-V, --version')
+/**
+ * Adds the server's flags (`--config`, `--profile`, `--cwd`, limits, policy, SSH, OpenCode, log level) to a
+ * commander command: `conch-mcp` and `conch mcp` share this one definition. Read the parsed values back
+ * with {@link settingsFromOptions}.
+ */
+export function addServerOptions(command: Command): Command {
+  return command
     .option('--config <path>', 'load settings from a conch.config.json (never loaded implicitly)')
     .option('--profile <name>', `tool surface: ${PROFILES.join(', ')}`, choice('profile', PROFILES))
     .option(
@@ -132,7 +132,18 @@ export function buildProgram(version: string): Command {
       '--log-level <level>',
       `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
       choice('log level', LOG_LEVELS),
-    )
+    );
+}
+
+/** Builds the commander program (exported so `--help` can be tested and documented). */
+export function buildProgram(version: string): Command {
+  return addServerOptions(
+    new Command('conch-mcp')
+      .description(
+        'MCP server (stdio) that gives AI agents real, persistent terminal sessions. Logs go to stderr; stdout is the MCP protocol.',
+      )
+      .version(version, '-V, --version'),
+  )
     .helpOption('-h, --help', 'show this help')
     .allowExcessArguments(false)
     .exitOverride()
@@ -160,7 +171,11 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
     }
     throw error;
   }
-  const o = program.opts<Record<string, unknown>>();
+  return { kind: 'run', settings: settingsFromOptions(program.opts<Record<string, unknown>>()) };
+}
+
+/** The settings given by the flags of {@link addServerOptions}, from commander's parsed options. */
+export function settingsFromOptions(o: Record<string, unknown>): CliSettings {
   const settings: CliSettings = {};
   const str = (key: string) => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
   const num = (key: string) => (typeof o[key] === 'number' ? (o[key] as number) : undefined);
@@ -187,5 +202,5 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
   assign('opencodeUrl', str('opencodeUrl'));
   assign('opencodeBin', str('opencodeBin'));
-  return { kind: 'run', settings };
+  return settings;
 }
