@@ -282,36 +282,8 @@ export async function readUntilCompleted(
   return results;
 }
 
-/** True while a process with this pid exists (and is not a zombie). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** PIDs of live processes whose environment has `NAME=value` (e.g. CONCH_SESSION_ID=…). */
-export function pidsWithEnv(name: string, value?: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    const hit = environ
-      .split('\0')
-      .some((kv) => (value === undefined ? kv.startsWith(`${name}=`) : kv === `${name}=${value}`));
-    if (hit && isAlive(pid)) pids.push(pid);
-  }
-  return pids;
-}
+/** The /proc helpers, from their one definition in `@conch/node/testing`. */
+export { isAlive, pidsWithEnv } from '@conch/node/testing';
 
 /** Descendant pids of `pid` (via /proc/<pid>/task/<tid>/children). */
 export function descendants(pid: number): number[] {
