@@ -33,10 +33,27 @@ process.env.CONCH_BENCH_RUN = BENCH_RUN;
 export function stats(samples) {
   const xs = [...samples].sort((a, b) => a - b);
   const n = xs.length;
-  if (n === 0) return { n: 0, median: Number.NaN, p90: Number.NaN, min: Number.NaN, mean: Number.NaN };
+  if (n === 0)
+    return {
+      n: 0,
+      median: Number.NaN,
+      p90: Number.NaN,
+      p95: Number.NaN,
+      p99: Number.NaN,
+      min: Number.NaN,
+      mean: Number.NaN,
+    };
   const q = (p) => xs[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))];
   const median = n % 2 === 1 ? xs[(n - 1) / 2] : (xs[n / 2 - 1] + xs[n / 2]) / 2;
-  return { n, median, p90: q(0.9), min: xs[0], mean: xs.reduce((a, b) => a + b, 0) / n };
+  return {
+    n,
+    median,
+    p90: q(0.9),
+    p95: q(0.95),
+    p99: q(0.99),
+    min: xs[0],
+    mean: xs.reduce((a, b) => a + b, 0) / n,
+  };
 }
 
 /** `a / b` as `1.23×`, or `-` when either is missing. */

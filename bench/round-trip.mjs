@@ -7,15 +7,12 @@
 // Usage: node round-trip.mjs   (needs the built @conch/core, @conch/pty and @conch/node; `pnpm bench`
 // builds them). Each case is capped in samples and time; everything started is killed at the end.
 
-import { fork } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { createRealClock, SessionManager } from '@conch/core';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { createLocalDriver } from '@conch/pty';
+import { startAltWorker } from './alt-client.mjs';
 import {
-  BENCH_DIR,
-  killTree,
   leakCheck,
   ms,
   procStatusBytes,
@@ -42,34 +39,8 @@ const cwd = work.dir;
 // Alternatives run in a clean worker process (alt-worker.mjs), which times them itself: a process
 // that holds conch's engine state (retained commands with open spill files, timers) spawns slower.
 
-const worker = fork(join(BENCH_DIR, 'alt-worker.mjs'), [], {
-  cwd,
-  env: { ...process.env, BENCH_CWD: cwd },
-  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-});
-const pending = new Map();
-let nextId = 1;
-worker.on('message', (m) => {
-  const p = pending.get(m.id);
-  pending.delete(m.id);
-  if (m.error) p?.reject(new Error(m.error));
-  else p?.resolve(m.ms);
-});
-worker.on('exit', () => {
-  for (const p of pending.values()) p.reject(new Error('the worker exited'));
-  pending.clear();
-});
-function alt(kind, cmd) {
-  return withCap(
-    new Promise((resolve, reject) => {
-      const id = nextId++;
-      pending.set(id, { resolve, reject });
-      worker.send({ id, kind, cmd });
-    }),
-    30_000,
-    `${kind} ${cmd}`,
-  );
-}
+const worker = startAltWorker(cwd);
+const alt = worker.time;
 
 // ------------------------------------------------------------------------------------------------
 
@@ -289,8 +260,7 @@ try {
 await withCap(manager.shutdown(), 15_000, 'conch shutdown').catch((e) => console.error(String(e)));
 await driver.dispose().catch(() => undefined);
 spill.dispose();
-await withCap(alt('close', ''), 5000, 'worker close').catch(() => undefined);
-if (worker.pid) killTree(worker.pid);
+await worker.close();
 const leaks = leakCheck([process.pid, worker.pid]);
 work.remove();
 if (leaks.ours.length > 0) {

@@ -8,19 +8,24 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_DIR, BENCH_RUN, processesOfRun, RESULTS_FILE, saveSection, sleep } from './lib.mjs';
 
-const SCRIPTS = [
-  ['round-trip.mjs', 180],
-  ['mcp-round-trip.mjs', 150],
-  ['memory.mjs', 400],
-];
+/** `--quick` (or CONCH_BENCH_QUICK=1): the targets only, with fewer samples and a smaller flood. */
+const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
+const SCRIPTS = QUICK
+  ? [['targets.mjs', 240, ['--quick']]]
+  : [
+      ['targets.mjs', 490, []],
+      ['round-trip.mjs', 180, []],
+      ['mcp-round-trip.mjs', 150, []],
+      ['memory.mjs', 400, []],
+    ];
 
 rmSync(RESULTS_FILE, { force: true });
 const outcome = {};
 let failed = 0;
-for (const [script, capS] of SCRIPTS) {
+for (const [script, capS, args] of SCRIPTS) {
   const t0 = performance.now();
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(BENCH_DIR, script)], {
+    const child = spawn(process.execPath, [join(BENCH_DIR, script), ...args], {
       cwd: BENCH_DIR,
       stdio: 'inherit',
       env: { ...process.env, CONCH_BENCH_RUN: BENCH_RUN },

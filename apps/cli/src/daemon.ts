@@ -24,6 +24,7 @@ import {
 } from '@conch/mcp-server';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
+import { serveAttach } from './attach-protocol.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { SocketTransport } from './socket-transport.js';
 
@@ -110,6 +111,8 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       extraTools: tools,
     });
     conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
+    // `conch attach`: daemon-only live-terminal methods on the same connection (not tools).
+    socket.on('close', serveAttach(conch.server.server, engine.manager));
     conch.server.connect(new SocketTransport(socket)).catch((error: unknown) => {
       logger.warn('connection failed', { error: String(error) });
       socket.destroy();

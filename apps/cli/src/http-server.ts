@@ -12,7 +12,7 @@ import {
   createConchServer,
   createLocalEngine,
   createLogger,
-  resolveConfig,
+  type ResolvedConfig,
   SHUTDOWN_DEADLINE_MS,
   sshTools,
 } from '@conch/mcp-server';
@@ -26,7 +26,8 @@ export interface HttpOptions {
   listen: string;
   /** The bearer token; generated when absent. */
   token?: string;
-  profile?: string;
+  /** The resolved server configuration (`conch mcp`'s flags), e.g. the profile. */
+  config: ResolvedConfig;
   /** Called once listening, with the URL (tests read it from stderr). */
   onListening?: (url: string) => void;
 }
@@ -66,7 +67,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
 /** Serves MCP over Streamable HTTP until SIGINT/SIGTERM; resolves with the exit code. */
 export async function serveHttp(options: HttpOptions): Promise<number> {
   const { host, port } = parseListen(options.listen);
-  const config = resolveConfig(options.profile ? { profile: options.profile } : {});
+  const config = options.config;
   const logger = createLogger(config.logLevel);
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (!options.token) process.stderr.write(`conch mcp: bearer token: ${token}\n`);

@@ -5,12 +5,12 @@
  * client finds its sessions and commands again.
  */
 
-import { main as serveStdio } from '@conch/mcp-server';
+import { type CliSettings, serveStdio } from '@conch/mcp-server';
 import { openDaemonSocket } from './daemon-client.js';
 
 /** Serves MCP over stdio with a private engine (what `conch-mcp` does), with `conch-mcp`'s flags. */
-export function serveMcp(args: readonly string[]): Promise<number> {
-  return serveStdio(args);
+export function serveMcp(settings: CliSettings): Promise<number> {
+  return serveStdio(settings);
 }
 
 /** Relays stdin/stdout to the daemon until either side ends. */

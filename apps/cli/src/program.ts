@@ -5,13 +5,23 @@
  */
 
 import { resolve as resolvePath } from 'node:path';
+import {
+  addServerOptions,
+  ConfigError,
+  type ResolvedConfig,
+  resolveConfig,
+  settingsFromOptions,
+} from '@conch/mcp-server';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { attachSession } from './attach-command.js';
 import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
 import { parseListen, serveHttp } from './http-server.js';
 import { relayStdioToDaemon, serveMcp } from './mcp-command.js';
 import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
 import { readSecret } from './secret-input.js';
+import { execStreaming, streamsExec } from './stream-exec.js';
 import { stylesFor } from './terminal-output.js';
 import { ConchCliError, callTool } from './tool-call.js';
 import { CLI_VERSION } from './version.js';
@@ -36,11 +46,16 @@ function integer(value: string): number {
 }
 
 /** Runs `work` with a daemon client, mapping conch errors to exit code 1. */
-async function withDaemon(json: boolean, work: (call: Caller) => Promise<number>): Promise<number> {
+async function withDaemon(
+  json: boolean,
+  work: (call: Caller, client: Client) => Promise<number>,
+): Promise<number> {
   const connection = await connectDaemon();
   try {
-    return await work((name, args, spinner) =>
-      callTool(connection.client, name, args, json || spinner === undefined ? {} : { spinner }),
+    return await work(
+      (name, args, spinner) =>
+        callTool(connection.client, name, args, json || spinner === undefined ? {} : { spinner }),
+      connection.client,
     );
   } catch (error) {
     if (error instanceof ConchCliError) {
@@ -126,18 +141,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option('--cwd <dir>', 'run it in this directory'),
   ).action((words: string[], options) =>
     run(() =>
-      withDaemon(options.json === true, async (call) => {
-        const result = await call<CommandResult>(
-          'execute',
-          {
-            command: words.join(' '),
-            ...(options.session ? { session_id: options.session } : {}),
-            ...(options.background ? { background: true } : {}),
-            ...(options.cwd ? { cwd: options.cwd } : {}),
-            ...waitArgs(options),
-          },
-          words.join(' '),
-        );
+      withDaemon(options.json === true, async (call, client) => {
+        const args = {
+          command: words.join(' '),
+          ...(options.session ? { session_id: options.session } : {}),
+          ...(options.background ? { background: true } : {}),
+          ...(options.cwd ? { cwd: options.cwd } : {}),
+        };
+        const result = streamsExec(options)
+          ? await execStreaming(client, args, waitArgs(options), words.join(' '))
+          : await call<CommandResult>('execute', { ...args, ...waitArgs(options) }, words.join(' '));
         return finishCommand(result, options.json === true);
       }),
     )(),
@@ -360,6 +373,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
 
   program
+    .command('attach')
+    .description(
+      "Watch a session live in this terminal and type into it (take over from the agent); detach with ctrl+]. The session's size follows this window while attached. Under a command policy the view is read-only unless --take-over is given.",
+    )
+    .argument('<session>', 'the session id (e.g. default; conch sessions lists them)')
+    .option(
+      '--take-over',
+      'type into the session even under a command policy (keystrokes are not checked by it)',
+    )
+    .action((session: string, options: { takeOver?: boolean }) =>
+      run(() => attachSession(session, { takeOver: options.takeOver === true }))(),
+    );
+
+  program
     .command('check')
     .description('Show what the command policy decides for a command line, without running it.')
     .argument('<command...>', 'the command line')
@@ -443,12 +470,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
       )(),
     );
 
-  program
-    .command('mcp')
-    .description(
-      "Serve MCP: over stdio (default), or Streamable HTTP with --http; with --daemon the tools act on the daemon's sessions.",
-    )
-    .option('--profile <name>', 'tool surface (default: default)')
+  addServerOptions(
+    program
+      .command('mcp')
+      .description(
+        "Serve MCP: over stdio (default), or Streamable HTTP with --http; with --daemon the tools act on the daemon's sessions. Takes conch-mcp's flags (not with --daemon, whose sessions live in the daemon).",
+      ),
+  )
     .option('--daemon', "use the daemon's sessions (they outlive this MCP client)")
     .option(
       '--http <host:port>',
@@ -467,22 +495,38 @@ export function buildProgram(setExit: (code: number) => void): Command {
             '--http and --daemon cannot be combined yet: choose one.',
           );
         }
-        if (options.http) {
+        const { daemon, http, token: tokenOption, ...serverOptions } = options;
+        const settings = settingsFromOptions(serverOptions);
+        if (daemon) {
+          if (Object.keys(settings).length > 0) {
+            throw new CommanderError(
+              EXIT_USAGE,
+              'conch.usage',
+              `--daemon serves the daemon's sessions with the daemon's settings: ${Object.keys(serverOptions)
+                .map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)
+                .join(', ')} cannot be combined with it.`,
+            );
+          }
+          return relayStdioToDaemon();
+        }
+        if (http) {
           try {
-            parseListen(options.http);
+            parseListen(http);
           } catch (error) {
             throw new CommanderError(EXIT_USAGE, 'conch.usage', (error as Error).message);
           }
-          const token: string | undefined = options.token ?? process.env.CONCH_MCP_TOKEN;
-          return serveHttp({
-            listen: options.http,
-            ...(token ? { token } : {}),
-            ...(options.profile ? { profile: options.profile } : {}),
-          });
+          const token: string | undefined = tokenOption ?? process.env.CONCH_MCP_TOKEN;
+          let config: ResolvedConfig;
+          try {
+            config = resolveConfig(settings);
+          } catch (error) {
+            if (error instanceof ConfigError)
+              throw new CommanderError(EXIT_USAGE, 'conch.usage', error.message);
+            throw error;
+          }
+          return serveHttp({ listen: http, config, ...(token ? { token } : {}) });
         }
-        return options.daemon
-          ? relayStdioToDaemon()
-          : serveMcp(options.profile ? ['--profile', options.profile] : []);
+        return serveMcp(settings);
       })(),
     );
 

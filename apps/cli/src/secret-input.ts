@@ -22,10 +22,11 @@ export function readSecret(prompt: string): Promise<string> {
       input.once('error', reject);
     });
   }
-  process.stderr.write(prompt);
   return new Promise((resolve, reject) => {
     let line = '';
+    // Echo goes off before the prompt shows: what is typed (or pasted) right after it is never echoed.
     input.setRawMode(true);
+    process.stderr.write(prompt);
     input.setEncoding('utf8');
     input.resume();
     const done = (error?: Error) => {

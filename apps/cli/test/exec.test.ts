@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliHome, createHome, isRunning, waitUntil } from './harness.js';
 
@@ -8,6 +9,22 @@ beforeEach(() => {
 afterEach(async () => {
   await home.dispose();
 });
+
+/** Live processes started by the daemon `pid` (their environment carries its owner tag). */
+function processesOwnedBy(pid: number): number[] {
+  const owned: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    const candidate = Number(entry);
+    if (!Number.isInteger(candidate) || !isRunning(candidate)) continue;
+    try {
+      const env = readFileSync(`/proc/${candidate}/environ`, 'latin1').split('\0');
+      if (env.some((v) => v.startsWith(`CONCH_OWNER=conch-${pid}-`))) owned.push(candidate);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return owned;
+}
 
 /** The command id named by the still-running hint on stderr. */
 function stillRunningId(stderr: string): string {
@@ -84,19 +101,28 @@ describe('the daemon', () => {
   });
 
   it('after SIGKILL of the daemon the next command starts a new one and nothing the dead one started runs', async () => {
-    await home.conch(['exec', '--background', '--', 'sleep 300']);
-    await home.conch(['exec', '--pause', '0.5', '--', 'sleep 301']);
-    const ps = JSON.parse((await home.conch(['ps', '--json'])).stdout) as { processes: { pid: number }[] };
-    const pids = ps.processes.map((p) => p.pid);
-    expect(pids.length).toBe(2);
+    // Commands that ignore SIGHUP: the end of their terminals does not end them, only the reaping does.
+    await home.conch(['exec', '--background', '--', 'trap "" HUP; sleep 300']);
+    await home.conch(['exec', '--pause', '0.5', '--', 'trap "" HUP; sleep 301; true']);
     const dead = home.daemonPid();
     expect(dead).toBeDefined();
+    const started = processesOwnedBy(dead as number);
+    // Both shells, the isolated command's wrapper, and both sleeps.
+    expect(started.length).toBeGreaterThanOrEqual(4);
     process.kill(dead as number, 'SIGKILL');
     await waitUntil(() => !isRunning(dead as number), 'the daemon is dead');
     const next = await home.conch(['exec', '--', 'echo alive']);
     expect(next.code).toBe(0);
     expect(next.stdout).toContain('alive');
     expect(home.daemonPid()).not.toBe(dead);
-    await waitUntil(() => pids.every((pid) => !isRunning(pid)), "the dead daemon's commands are gone");
+    try {
+      await waitUntil(
+        () => processesOwnedBy(dead as number).length === 0,
+        "the dead daemon's processes are gone",
+      );
+    } finally {
+      // Leave nothing behind even when the check fails.
+      for (const pid of processesOwnedBy(dead as number)) process.kill(pid, 'SIGKILL');
+    }
   });
 });

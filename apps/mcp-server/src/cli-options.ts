@@ -3,20 +3,21 @@
  * config file and the defaults.
  */
 
-import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS } from '@conch/core';
+import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, OUTPUT_LINES_RANGE } from '@conch/core';
 import { HOST_KEY_POLICIES } from '@conch/ssh';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';
 import { PROFILES } from './profiles.js';
 
-function intOption(min: number) {
+function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
+  const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
   return (value: string): number => {
     if (!/^\d+$/.test(value.trim()))
-      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${JSON.stringify(value)}.`);
+      throw new InvalidArgumentError(`expected a whole number ${range}, got ${JSON.stringify(value)}.`);
     const n = Number(value);
-    if (!Number.isSafeInteger(n) || n < min)
-      throw new InvalidArgumentError(`expected a whole number ≥ ${min}, got ${value}.`);
+    if (!Number.isSafeInteger(n) || n < min || n > max)
+      throw new InvalidArgumentError(`expected a whole number ${range}, got ${value}.`);
     return n;
   };
 }
@@ -55,13 +56,13 @@ function choice(name: string, valid: readonly string[]) {
   };
 }
 
-/** Builds the commander program (exported so `--help` can be tested and documented). */
-export function buildProgram(version: string): Command {
-  return new Command('conch-mcp')
-    .description(
-      'MCP server (stdio) that gives AI agents real, persistent terminal sessions. Logs go to stderr; stdout is the MCP protocol.',
-    )
-    .version(version, '-V, --version')
+/**
+ * Adds the server's flags (`--config`, `--profile`, `--cwd`, limits, policy, SSH, OpenCode, log level) to a
+ * commander command: `conch-mcp` and `conch mcp` share this one definition. Read the parsed values back
+ * with {@link settingsFromOptions}.
+ */
+export function addServerOptions(command: Command): Command {
+  return command
     .option('--config <path>', 'load settings from a conch.config.json (never loaded implicitly)')
     .option('--profile <name>', `tool surface: ${PROFILES.join(', ')}`, choice('profile', PROFILES))
     .option(
@@ -78,6 +79,11 @@ export function buildProgram(version: string): Command {
       '--default-output-chars <n>',
       `max_output_chars when a call gives none (default ${DEFAULT_ENGINE_DEFAULTS.maxOutputChars})`,
       intOption(100),
+    )
+    .option(
+      '--max-output-lines <n>',
+      `most lines of output per call, ${OUTPUT_LINES_RANGE.min}-${OUTPUT_LINES_RANGE.max} (default ${DEFAULT_ENGINE_DEFAULTS.maxOutputLines})`,
+      intOption(OUTPUT_LINES_RANGE.min, OUTPUT_LINES_RANGE.max),
     )
     .option('--max-sessions <n>', `most open sessions (default ${DEFAULT_LIMITS.maxSessions})`, intOption(1))
     .option(
@@ -126,7 +132,18 @@ export function buildProgram(version: string): Command {
       '--log-level <level>',
       `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
       choice('log level', LOG_LEVELS),
-    )
+    );
+}
+
+/** Builds the commander program (exported so `--help` can be tested and documented). */
+export function buildProgram(version: string): Command {
+  return addServerOptions(
+    new Command('conch-mcp')
+      .description(
+        'MCP server (stdio) that gives AI agents real, persistent terminal sessions. Logs go to stderr; stdout is the MCP protocol.',
+      )
+      .version(version, '-V, --version'),
+  )
     .helpOption('-h, --help', 'show this help')
     .allowExcessArguments(false)
     .exitOverride()
@@ -154,7 +171,11 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
     }
     throw error;
   }
-  const o = program.opts<Record<string, unknown>>();
+  return { kind: 'run', settings: settingsFromOptions(program.opts<Record<string, unknown>>()) };
+}
+
+/** The settings given by the flags of {@link addServerOptions}, from commander's parsed options. */
+export function settingsFromOptions(o: Record<string, unknown>): CliSettings {
   const settings: CliSettings = {};
   const str = (key: string) => (typeof o[key] === 'string' ? (o[key] as string) : undefined);
   const num = (key: string) => (typeof o[key] === 'number' ? (o[key] as number) : undefined);
@@ -167,6 +188,7 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   assign('cwd', str('cwd'));
   assign('maxOutputChars', num('maxOutputChars'));
   assign('defaultOutputChars', num('defaultOutputChars'));
+  assign('maxOutputLines', num('maxOutputLines'));
   assign('maxSessions', num('maxSessions'));
   assign('maxCommands', num('maxCommands'));
   assign('ringBytes', num('ringBytes'));
@@ -180,5 +202,5 @@ export function parseCliArgs(argv: readonly string[], version: string): ParsedAr
   if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
   assign('opencodeUrl', str('opencodeUrl'));
   assign('opencodeBin', str('opencodeBin'));
-  return { kind: 'run', settings };
+  return settings;
 }

@@ -8,8 +8,15 @@
  */
 
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from '@conch/core';
+import { dirname, resolve } from 'node:path';
+import {
+  DEFAULT_ENGINE_DEFAULTS,
+  DEFAULT_LIMITS,
+  type EngineDefaults,
+  type EngineLimits,
+  OUTPUT_LINES_RANGE,
+} from '@conch/core';
+import { expandHomePath } from '@conch/node';
 import {
   loadPolicyConfigFile,
   mergePolicyConfigs,
@@ -39,6 +46,7 @@ export interface CliSettings {
   cwd?: string;
   maxOutputChars?: number;
   defaultOutputChars?: number;
+  maxOutputLines?: number;
   maxSessions?: number;
   maxCommands?: number;
   ringBytes?: number;
@@ -77,6 +85,8 @@ export interface ResolvedConfig {
   maxOutputChars: number;
   /** `max_output_chars` when a call gives none. */
   defaultOutputChars: number;
+  /** Most lines of output per call (on top of the characters). */
+  maxOutputLines: number;
   maxSessions: number;
   /** Live (running) commands at once. */
   maxCommands: number;
@@ -113,6 +123,10 @@ export const ConfigFileSchema = z.strictObject({
   cwd: z.string().min(1).optional(),
   max_output_chars: positiveInt('max_output_chars').min(100).optional(),
   default_output_chars: positiveInt('default_output_chars').min(100).optional(),
+  max_output_lines: positiveInt('max_output_lines')
+    .min(OUTPUT_LINES_RANGE.min)
+    .max(OUTPUT_LINES_RANGE.max)
+    .optional(),
   max_sessions: positiveInt('max_sessions').optional(),
   max_commands: positiveInt('max_commands').optional(),
   ring_bytes: positiveInt('ring_bytes').min(1024).optional(),
@@ -167,26 +181,45 @@ function formatIssues(where: string, error: z.ZodError): string {
   return `${where}: ${lines.join('; ')}`;
 }
 
+/**
+ * A path as a user wrote it (a flag or a config file value): a leading `~` is the home directory (no shell
+ * expands it in a client's JSON config), and a relative path is resolved against `base`.
+ */
+export function userPath(path: string, base: string = process.cwd()): string {
+  return resolve(base, expandHomePath(path));
+}
+
+/** Why a file or directory cannot be used, in a few words (`no such file or directory`, `permission denied`). */
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file or directory';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory, not a file';
+  if (code === 'ENOTDIR') return 'a part of the path is not a directory';
+  return (error as Error).message;
+}
+
 /** Reads and validates a config file; relative paths inside it are resolved against its directory. */
 export function loadConfigFile(path: string): ConfigFile {
-  const absolute = resolve(path);
+  const absolute = userPath(path);
   let text: string;
   try {
     text = readFileSync(absolute, 'utf8');
   } catch (error) {
-    throw new ConfigError(`Cannot read config file ${absolute}: ${(error as Error).message}`);
+    throw new ConfigError(`--config: ${absolute}: ${reason(error)}.`);
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new ConfigError(`Config file ${absolute} is not valid JSON: ${(error as Error).message}`);
+    throw new ConfigError(`--config: ${absolute} is not valid JSON: ${(error as Error).message}`);
   }
   const parsed = ConfigFileSchema.safeParse(json);
-  if (!parsed.success) throw new ConfigError(formatIssues(`Invalid config file ${absolute}`, parsed.error));
+  if (!parsed.success)
+    throw new ConfigError(formatIssues(`--config: invalid config file ${absolute}`, parsed.error));
   const file = parsed.data;
   const base = dirname(absolute);
-  const rel = (p: string | undefined) => (p === undefined || isAbsolute(p) ? p : resolve(base, p));
+  const rel = (p: string | undefined) => (p === undefined ? p : userPath(p, base));
   const out: ConfigFile = { ...file };
   const cwd = rel(file.cwd);
   const spill = rel(file.spill_dir);
@@ -197,15 +230,21 @@ export function loadConfigFile(path: string): ConfigFile {
   return out;
 }
 
-function checkDirectory(what: string, path: string): string {
-  const absolute = resolve(path);
+/** Where a setting came from, for error messages: the flag (`--cwd`) or the config file's key. */
+function origin(flag: string, key: string, fromCli: boolean, configPath: string | undefined): string {
+  return fromCli ? flag : `${key} (in ${configPath ?? 'the config file'})`;
+}
+
+function checkDirectory(where: string, path: string): string {
+  const absolute = userPath(path);
   let isDir = false;
   try {
     isDir = statSync(absolute).isDirectory();
-  } catch {
-    throw new ConfigError(`${what} ${absolute} does not exist.`);
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new ConfigError(`${where}: ${absolute}: ${missing ? 'no such directory' : reason(error)}.`);
   }
-  if (!isDir) throw new ConfigError(`${what} ${absolute} is not a directory.`);
+  if (!isDir) throw new ConfigError(`${where}: ${absolute}: not a directory.`);
   return absolute;
 }
 
@@ -227,22 +266,35 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
   );
   if ((cli.defaultOutputChars ?? file.default_output_chars ?? 0) > maxOutputChars) {
     throw new ConfigError(
-      `default output chars (${cli.defaultOutputChars ?? file.default_output_chars}) exceeds max output chars (${maxOutputChars}).`,
+      `--default-output-chars: ${cli.defaultOutputChars ?? file.default_output_chars} exceeds --max-output-chars (${maxOutputChars}).`,
     );
   }
+  const maxOutputLines =
+    cli.maxOutputLines ?? file.max_output_lines ?? DEFAULT_ENGINE_DEFAULTS.maxOutputLines;
+  if (maxOutputLines < OUTPUT_LINES_RANGE.min || maxOutputLines > OUTPUT_LINES_RANGE.max) {
+    throw new ConfigError(
+      `--max-output-lines: ${maxOutputLines} must be from ${OUTPUT_LINES_RANGE.min} to ${OUTPUT_LINES_RANGE.max}.`,
+    );
+  }
+  const configPath = cli.config === undefined ? undefined : userPath(cli.config);
   const cwdInput = cli.cwd ?? file.cwd;
   const spillInput = cli.spillDir ?? file.spill_dir;
+  const shellInput = cli.shell ?? file.shell;
   const auditInput = cli.auditLog ?? file.audit_log;
   return {
     profile: profileName,
-    shell: cli.shell ?? file.shell,
-    cwd: cwdInput === undefined ? undefined : checkDirectory('Working directory', cwdInput),
+    shell: shellInput === undefined ? undefined : expandHomePath(shellInput),
+    cwd:
+      cwdInput === undefined
+        ? undefined
+        : checkDirectory(origin('--cwd', 'cwd', cli.cwd !== undefined, configPath), cwdInput),
     maxOutputChars,
     defaultOutputChars,
+    maxOutputLines,
     maxSessions: cli.maxSessions ?? file.max_sessions ?? DEFAULT_LIMITS.maxSessions,
     maxCommands: cli.maxCommands ?? file.max_commands ?? DEFAULT_LIMITS.maxLiveCommands,
     ringBytes: cli.ringBytes ?? file.ring_bytes ?? DEFAULT_LIMITS.ringChars,
-    spillDir: spillInput === undefined ? undefined : resolve(spillInput),
+    spillDir: spillInput === undefined ? undefined : userPath(spillInput),
     keepSpill: cli.keepSpill ?? file.keep_spill ?? false,
     logLevel: logLevel as LogLevel,
     policy: mergePolicyConfigs(
@@ -253,12 +305,12 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
       cli.policyFile === undefined ? { allow: [], deny: [] } : loadPolicyFile(cli.policyFile),
       policyConfigFromFlags({ allow: cli.allow ?? [], deny: cli.deny ?? [] }),
     ),
-    auditLog: auditInput === undefined ? undefined : resolve(auditInput),
-    configPath: cli.config === undefined ? undefined : resolve(cli.config),
+    auditLog: auditInput === undefined ? undefined : userPath(auditInput),
+    configPath,
     ssh: resolveSshSettings(cli, file),
     opencode: {
       ...(cli.opencodeUrl === undefined ? {} : { url: cli.opencodeUrl }),
-      ...(cli.opencodeBin === undefined ? {} : { bin: cli.opencodeBin }),
+      ...(cli.opencodeBin === undefined ? {} : { bin: expandHomePath(cli.opencodeBin) }),
     },
   };
 }
@@ -296,10 +348,16 @@ function resolveSshSettings(cli: CliSettings, file: ConfigFile): SshSettings {
 }
 
 function loadPolicyFile(path: string): PolicyConfig {
+  const absolute = userPath(path);
   try {
-    return loadPolicyConfigFile(resolve(path));
+    readFileSync(absolute);
   } catch (error) {
-    throw new ConfigError(`Invalid policy file ${resolve(path)}: ${(error as Error).message}`);
+    throw new ConfigError(`--policy-file: ${absolute}: ${reason(error)}.`);
+  }
+  try {
+    return loadPolicyConfigFile(absolute);
+  } catch (error) {
+    throw new ConfigError(`--policy-file: ${absolute}: ${(error as Error).message}`);
   }
 }
 
@@ -317,6 +375,7 @@ export function engineLimits(config: ResolvedConfig): Partial<EngineLimits> {
 export function engineDefaults(config: ResolvedConfig): Partial<EngineDefaults> {
   return {
     maxOutputChars: config.defaultOutputChars,
+    maxOutputLines: config.maxOutputLines,
     ...(config.shell === undefined ? {} : { shell: config.shell }),
     ...(config.cwd === undefined ? {} : { cwd: config.cwd }),
   };

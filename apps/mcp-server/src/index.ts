@@ -4,7 +4,13 @@
  */
 
 /** The command line parser of `conch-mcp`. */
-export { buildProgram, type ParsedArgs, parseCliArgs } from './cli-options.js';
+export {
+  addServerOptions,
+  buildProgram,
+  type ParsedArgs,
+  parseCliArgs,
+  settingsFromOptions,
+} from './cli-options.js';
 /** Configuration: config file schema, merge of file and flags. */
 export {
   type CliSettings,
@@ -27,7 +33,7 @@ export { serverInstructions } from './instructions.js';
 /** The stderr logger. */
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
 /** Runs the stdio server (what `conch-mcp` does). */
-export { type MainHooks, main, SHUTDOWN_DEADLINE_MS } from './main.js';
+export { type MainHooks, main, SHUTDOWN_DEADLINE_MS, serveStdio } from './main.js';
 export type { AnyToolDefinition, CompatProfile } from './profiles/profile.js';
 /** The tool surfaces `--profile` accepts. */
 export { COMPAT_PROFILES, PROFILES, type Profile } from './profiles.js';

@@ -25,6 +25,12 @@ export function serverInstructions(manager: SessionManager): string {
       'status is "completed". Raise pause_timeout for commands that think silently (builds, tests); use ' +
       'until to return when a server prints "ready".',
     '',
+    'Results: the text of a command result starts with one status line, then the output. A finished command ' +
+      'reads "[exit 0 · 9 ms]" (plus the new cwd when it changed, and command_id when the output was cut); ' +
+      'a running one says what it is doing and the one call to make next, e.g. "[running 9.1 s, quiet for ' +
+      '9 s · next: read_output command_id=c_…]". The structured result carries every field; fields that say ' +
+      'nothing (signal null, output_info of output that was not cut) are left out.',
+    '',
     'Prompts: reason "awaiting_input" comes with prompt.kind. Answer with respond (secret:true for passwords; ' +
       'yes_no: "y"/"n"); use send_control for keys: "q" or "space" in a pager, ctrl+c to interrupt, ctrl+d for ' +
       'EOF, esc/arrows in full-screen programs. read_output view:"screen" shows what a full-screen program ' +
@@ -34,8 +40,8 @@ export function serverInstructions(manager: SessionManager): string {
       'read_output, find ids with list_processes, stop with kill_process (kills the whole process tree). A ' +
       'command sent to a busy session runs isolated (its cd/export do not persist).',
     '',
-    `Output and limits: a call returns at most max_output_chars (default ${chars}); over that it keeps the ` +
-      'head, the tail and error lines, says what it omitted, and read_output offset/length pages the full log ' +
+    `Output and limits: a call returns at most max_output_chars (default ${chars}) and ${defaults.maxOutputLines} ` +
+      'lines; over that it keeps the head, the tail and error lines, says what it omitted, and read_output offset/length pages the full log ' +
       `(offset < 0 = last lines; filter = grep). Timeouts are seconds, 0-${limits.maxTimeoutS}. ` +
       `At most ${limits.maxSessions} sessions and ${limits.maxLiveCommands} running commands. Errors carry a code ` +
       '(e.g. INVALID_ARGUMENT, COMMAND_NOT_FOUND, POLICY_DENIED) and a hint on what to do next.',

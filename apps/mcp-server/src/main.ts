@@ -13,7 +13,7 @@
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { parseCliArgs } from './cli-options.js';
-import { ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
+import { type CliSettings, ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
 import { delegateTool } from './delegate-tool.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
 import { createLogger, type Logger } from './logger.js';
@@ -52,9 +52,18 @@ export function defaultGuards(config: ResolvedConfig): EngineGuards {
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
   const parsed = parseCliArgs(argv, SERVER_VERSION);
   if (parsed.kind === 'exit') return parsed.code;
+  return serveStdio(parsed.settings, hooks);
+}
+
+/**
+ * Runs the stdio server with settings already parsed from flags (`conch mcp` parses the same flags with
+ * its own commander command). A bad setting is reported on stderr, naming the flag and the value, and
+ * resolves with exit code 2.
+ */
+export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): Promise<number> {
   let config: ResolvedConfig;
   try {
-    config = resolveConfig(parsed.settings);
+    config = resolveConfig(settings);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`conch-mcp: ${error.message}\n`);

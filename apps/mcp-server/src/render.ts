@@ -1,13 +1,13 @@
 /**
  * The text block of every tool result: the same result as `structuredContent`, rendered for clients (and
- * models) that read only text. A CommandResult renders as its output followed by one compact status line
- * that says what happened and what to call next.
+ * models) that read only text. A CommandResult renders as one short status line that says what happened
+ * and what to call next, followed by its output.
  */
 
 import type {
   CloseSessionResult,
-  CommandResult,
   KillResult,
+  LeanCommandResult,
   PolicyDecision,
   ProcessInfo,
   SessionInfo,
@@ -37,88 +37,92 @@ function formatSeconds(s: number): string {
 export interface CallInfo {
   /** Effective pause_timeout of the call, seconds. */
   pauseTimeoutS?: number;
-  /** Effective total_timeout of the call, seconds. */
-  totalTimeoutS?: number;
 }
 
-function promptAdvice(result: CommandResult): string {
+/** What a command waiting for input waits at, and the one call that answers it. */
+function promptStatus(result: LeanCommandResult, id: string): { what: string; next: string } {
   switch (result.prompt?.kind) {
     case 'password':
-      return 'answer with respond secret:true';
+      return { what: 'waiting at a password prompt', next: `respond ${id} secret=true` };
     case 'yes_no':
-      return 'answer with respond (e.g. "y" or "n")';
+      return { what: 'waiting at a yes/no prompt', next: `respond ${id} text="y" or "n"` };
     case 'pager':
-      return 'send_control "q" to quit, "space" for the next page';
+      return { what: 'waiting in a pager', next: `send_control ${id} key="q" (or "space" for more)` };
     case 'press_key':
-      return 'press a key with send_control (e.g. "enter")';
+      return { what: 'waiting for a key press', next: `send_control ${id} key="enter"` };
     case 'screen':
-      return 'output is its screen; press keys with send_control, read_output view:"screen" to look again';
+      return { what: 'a full-screen program is waiting for keys', next: `send_control ${id}` };
+    case 'repl':
+      return { what: 'waiting at a REPL prompt', next: `respond ${id}` };
     default:
-      return 'answer with respond, or press keys with send_control';
+      return { what: 'waiting for input', next: `respond ${id}` };
   }
 }
 
-/** The status line of a CommandResult, e.g. `[completed exit_code=0 in 12 ms · cwd=/tmp]`. */
-export function commandStatusLine(result: CommandResult, call: CallInfo = {}): string {
+/**
+ * The status line of a CommandResult: the first line of its text, short because an agent pays for it
+ * on every call (docs/output.md "Results").
+ *
+ * Completed: `[exit 0 · 9 ms]`; then, only when they say something, the signal, the new cwd (when the
+ * command changed it), `isolated` (its cd/export did not change the session), and the command id while
+ * it is still useful (the output was cut, or a page was read: `read_output` pages through the log).
+ * Another end than a normal exit is named first
+ * (`[killed · exit 143 · SIGTERM · 3 s]`). Partial: what is running, and the one call to make next
+ * (`[running 9.1 s, quiet for 9 s · next: read_output command_id=c_…]`).
+ */
+export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}): string {
+  const id = `command_id=${result.command_id}`;
   const parts: string[] = [];
   if (result.status === 'completed') {
-    let head = 'completed';
-    if (result.state !== 'exited') head += ` (${result.state})`;
-    head += ` exit_code=${result.exit_code === undefined || result.exit_code === null ? 'unknown' : result.exit_code}`;
-    if (result.signal) head += ` signal=${result.signal}`;
-    head += ` in ${formatDuration(result.duration_ms)}`;
-    parts.push(head);
-    if (result.cwd !== undefined) parts.push(`cwd=${result.cwd}`);
+    if (result.state !== 'exited') parts.push(result.state);
+    parts.push(`exit ${typeof result.exit_code === 'number' ? result.exit_code : 'unknown'}`);
+    if (result.signal) parts.push(result.signal);
+    parts.push(formatDuration(result.duration_ms));
+    if (result.cwd_changed && result.cwd !== undefined) parts.push(`cwd ${result.cwd}`);
     if (result.isolated) parts.push('isolated');
-    parts.push(`command_id=${result.command_id}`);
-  } else {
-    let head: string;
-    let next: string;
-    switch (result.reason) {
-      case 'silence':
-        head = `partial: silence${call.pauseTimeoutS === undefined ? '' : ` for ${formatSeconds(call.pauseTimeoutS)}`}, still running`;
-        next = 'use read_output to wait for more, respond/send_control for input, kill_process to stop';
-        break;
-      case 'total_timeout':
-        head = `partial: still printing after ${call.totalTimeoutS === undefined ? 'total_timeout' : formatSeconds(call.totalTimeoutS)}`;
-        next = 'use read_output to keep reading, kill_process to stop';
-        break;
-      case 'awaiting_input':
-        head = `partial: awaiting input${result.prompt ? ` (${result.prompt.kind} prompt ${JSON.stringify(result.prompt.text)})` : ''}`;
-        next = promptAdvice(result);
-        break;
-      case 'until_matched':
-        head = 'partial: until matched, still running';
-        next = 'use read_output/respond/send_control';
-        break;
-      case 'cancelled':
-        head = 'partial: call cancelled, command still running';
-        next = 'use read_output to resume, kill_process to stop';
-        break;
-      case 'background':
-        head = 'partial: running in the background';
-        next = 'use read_output for its output, kill_process to stop it';
-        break;
-      default:
-        head = `partial: ${result.reason}`;
-        next = 'use read_output/respond/send_control';
-    }
-    parts.push(head);
-    parts.push(`state=${result.state}`);
-    if (result.isolated) parts.push('isolated');
-    parts.push(`running ${formatDuration(result.duration_ms)}`);
-    parts.push(`command_id=${result.command_id}`);
-    parts.push(next);
+    if (result.output_info?.truncated || result.page) parts.push(id);
+    return `[${parts.join(' · ')}]`;
   }
-  if (result.session_id !== 'default') parts.push(`session_id=${result.session_id}`);
-  if (result.output_info.truncated && result.output_info.log_path)
-    parts.push(`full log: ${result.output_info.log_path}`);
-  return `[${parts.join(' · ')}]`;
+  const running = `running ${formatDuration(result.duration_ms)}`;
+  let what: string;
+  let next = `read_output ${id}`;
+  // A command known to wait for input needs an answer, whatever ended this call.
+  const reason = result.state === 'awaiting_input' ? 'awaiting_input' : result.reason;
+  switch (reason) {
+    case 'silence':
+      what =
+        call.pauseTimeoutS === undefined || call.pauseTimeoutS === 0
+          ? running
+          : `${running}, quiet for ${formatSeconds(call.pauseTimeoutS)}`;
+      break;
+    case 'total_timeout':
+      what = `${running}, still printing`;
+      break;
+    case 'awaiting_input':
+      ({ what, next } = promptStatus(result, id));
+      break;
+    case 'until_matched':
+      what = `${running}, until matched`;
+      break;
+    case 'cancelled':
+      what = `${running}, call cancelled`;
+      break;
+    case 'background':
+      what = 'running in the background';
+      break;
+    default:
+      what = running;
+  }
+  return `[${what} · next: ${next}]`;
 }
 
-/** Output first, then the status line (and the screen's cursor and mode for the screen view). */
-export function renderCommandResult(result: CommandResult, call: CallInfo = {}): string {
-  const lines: string[] = [];
+/**
+ * The text block of a CommandResult: the status line first (a client that keeps only the head of a long
+ * result still shows it), then a note when the default session was recreated, the output, a note when
+ * the session's shell exited, and the screen's size, cursor and mode for the screen view.
+ */
+export function renderCommandResult(result: LeanCommandResult, call: CallInfo = {}): string {
+  const lines: string[] = [commandStatusLine(result, call)];
   if (result.new_shell) lines.push('new shell: cwd and environment were reset');
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
   if (result.session_ended) {
@@ -135,7 +139,6 @@ export function renderCommandResult(result: CommandResult, call: CallInfo = {}):
         ` · alt_screen=${result.screen.alt_screen}]`,
     );
   }
-  lines.push(commandStatusLine(result, call));
   return lines.join('\n');
 }
 

@@ -108,12 +108,13 @@ export const CommandResultShape = {
     .describe('Why this call returned; says nothing about the command ending (status does).'),
   prompt: PromptSchema.optional(),
   cwd: z.string().optional().describe("The session shell's cwd after a completed foreground command."),
+  cwd_changed: z.literal(true).optional().describe('The command changed the cwd.'),
   isolated: z
     .boolean()
     .optional()
     .describe('True when it ran as its own process (background or busy session).'),
   duration_ms: z.number().describe('Milliseconds since the command started.'),
-  output_info: OutputInfoSchema,
+  output_info: OutputInfoSchema.optional().describe('Only when this call cut the output.'),
   page: PageSchema.optional(),
   screen: ScreenSchema.optional(),
   output_view: z

@@ -9,9 +9,10 @@
 
 import {
   type CloseSessionResult,
-  type CommandResult,
   KILL_SIGNALS,
   type KillResult,
+  type LeanCommandResult,
+  leanCommandResult,
   type PolicyDecision,
   type ProcessInfo,
   type SessionInfo,
@@ -154,13 +155,9 @@ export interface DefaultToolsContext {
   logger: Logger;
 }
 
-function callInfo(
-  manager: SessionManager,
-  args: { pause_timeout?: number; total_timeout?: number },
-): CallInfo {
+function callInfo(manager: SessionManager, args: { pause_timeout?: number }): CallInfo {
   return {
     pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
-    totalTimeoutS: args.total_timeout ?? manager.defaults.totalTimeoutS,
   };
 }
 
@@ -225,8 +222,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.execute(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.execute(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -291,8 +288,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         idempotentHint: false,
         openWorldHint: false,
       },
-      run: (args, { call }) => manager.readOutput(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.readOutput(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -334,8 +331,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.respond(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.respond(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );
@@ -367,8 +364,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: (args, { call }) => manager.sendControl(defined(args), call),
-      render: (result: CommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await manager.sendControl(defined(args), call)),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
     },
     logger,
   );

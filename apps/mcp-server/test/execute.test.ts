@@ -25,8 +25,27 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
     // A completed command returns as soon as it ends, well under pause_timeout.
     expect(Date.now() - started).toBeLessThan(5000);
     expect(call.raw.content).toHaveLength(1);
-    expect(call.text.startsWith('hi\n[completed exit_code=0 in ')).toBe(true);
-    expect(call.text).toContain(`cwd=${r.cwd}`);
+    // The status line first, then the output; nothing in the status line that carries nothing.
+    expect(call.text).toMatch(/^\[exit 0 · \d+ ms\]\nhi$/);
+    expect(r).not.toHaveProperty('signal');
+    expect(r).not.toHaveProperty('isolated');
+    expect(r).not.toHaveProperty('output_info');
+  });
+
+  test('a cd reads as one short line naming the new cwd; a command that leaves it reads as the exit alone', async () => {
+    const cd = await h.call<CommandResult>('execute', { command: 'cd /usr' });
+    expect(cd.structured.cwd).toBe('/usr');
+    expect(cd.structured.cwd_changed).toBe(true);
+    expect(cd.text).toMatch(/^\[exit 0 · \d+ ms · cwd \/usr\]$/);
+    const same = await h.call<CommandResult>('execute', { command: 'cd /usr' });
+    expect(same.structured.cwd).toBe('/usr');
+    expect(same.structured).not.toHaveProperty('cwd_changed');
+    expect(same.text).toMatch(/^\[exit 0 · \d+ ms\]$/);
+    const failing = await h.call<CommandResult>('execute', { command: 'ls /surely-not-here-conch' });
+    expect(failing.structured.exit_code).toBe(2);
+    expect(failing.text).toMatch(
+      /^\[exit 2 · \d+ ms\]\nls: cannot access '\/surely-not-here-conch': No such file or directory$/,
+    );
   });
 
   test('cd persists between calls', async () => {
@@ -101,7 +120,11 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
     expect(elapsed).toBeGreaterThanOrEqual(900);
     expect(elapsed).toBeLessThan(6000);
     const call = await h.call<CommandResult>('read_output', { command_id: r.command_id, pause_timeout: 0 });
-    expect(call.text).toMatch(/\[partial: silence/);
+    // One line: what is running and the one call to make next.
+    expect(call.text).toMatch(
+      new RegExp(`^\\[running [\\d.]+ s · next: read_output command_id=${r.command_id}\\]$`),
+    );
+    expect(r.output).toBe('');
     const kill = await h.ok<{ result: string; survivors: number[] }>('kill_process', {
       command_id: r.command_id,
     });

@@ -46,9 +46,11 @@ export interface CommandResult {
   reason: string;
   prompt?: { kind: string; text: string };
   cwd?: string;
+  cwd_changed?: true;
   isolated?: boolean;
   duration_ms: number;
-  output_info: {
+  /** Present only when the call cut the output. */
+  output_info?: {
     bytes_total: number;
     lines_total: number;
     truncated: boolean;

@@ -82,7 +82,7 @@ describe('hostile input never stalls or confuses the server', () => {
         JSON.stringify(await h.ok('read_output', { command_id: r.command_id, view: 'screen' })),
         JSON.stringify(await h.ok('read_output', { command_id: r.command_id, offset: 0, filter: 'secret' })),
       ];
-      const logPath = answered.output_info.log_path;
+      const logPath = answered.output_info?.log_path;
       if (logPath && existsSync(logPath)) views.push(readFileSync(logPath, 'utf8'));
       for (const view of views) {
         expect(view).not.toContain('secret9');

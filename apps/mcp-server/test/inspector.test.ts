@@ -71,7 +71,7 @@ describe('MCP Inspector CLI against the built server', () => {
     expect(result.structuredContent.status).toBe('completed');
     expect(result.structuredContent.exit_code).toBe(0);
     expect(result.structuredContent.output).toBe('hi');
-    expect(result.content[0]?.text).toMatch(/^hi\n\[completed exit_code=0/);
+    expect(result.content[0]?.text).toMatch(/^\[exit 0 · \d+ ms\]\nhi$/);
 
     const bad = await inspector([
       '--method',

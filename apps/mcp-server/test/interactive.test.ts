@@ -29,7 +29,9 @@ describe('prompts, keys and full-screen programs (real PTY, built server over st
     expect(r.state).toBe('awaiting_input');
     expect(r.prompt?.kind).toBe('password');
     expect(r.prompt?.text).toMatch(/Password:/);
-    expect(first.text).toMatch(/respond secret:true/);
+    expect(first.text).toBe(
+      `[waiting at a password prompt · next: respond command_id=${r.command_id} secret=true]\nPassword: `,
+    );
     const answered = await h.call<CommandResult>('respond', {
       command_id: r.command_id,
       text: secret,

@@ -114,8 +114,8 @@ describe('faults the server survives', () => {
       await h.exec("head -c 10000000 /dev/zero | tr '\\0' a; echo", { total_timeout: 60, pause_timeout: 30 }),
     );
     expect(r.exit_code).toBe(0);
-    expect(r.output_info.bytes_total).toBeGreaterThanOrEqual(10_000_000);
-    expect(r.output_info.truncated).toBe(true);
+    expect(r.output_info?.bytes_total).toBeGreaterThanOrEqual(10_000_000);
+    expect(r.output_info?.truncated).toBe(true);
     const last = await h.ok<CommandResult>('read_output', { command_id: r.command_id, offset: -1 });
     expect(last.output).toMatch(/\naaaaaaaaaa+$/);
     await stillServing();
@@ -171,7 +171,7 @@ describe('a full spill directory', () => {
           server,
         );
         expect(big.exit_code).toBe(0);
-        expect(big.output_info.lines_total).toBe(300000);
+        expect(big.output_info?.lines_total).toBe(300000);
         // The lines held in memory still page exactly.
         const tail = await server.ok<CommandResult>('read_output', {
           command_id: big.command_id,

@@ -25,11 +25,13 @@ export type {
 // Engine
 export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
 export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
+export { type LeanCommandResult, leanCommandResult } from './engine/lean-result.js';
 export {
   DEFAULT_ENGINE_DEFAULTS,
   DEFAULT_LIMITS,
   type EngineDefaults,
   type EngineLimits,
+  OUTPUT_LINES_RANGE,
 } from './engine/limits.js';
 export type {
   AuditEntry,
@@ -39,8 +41,9 @@ export type {
   PolicyDecision,
 } from './engine/policy-hook.js';
 export { SecretRedactor } from './engine/secret-redactor.js';
-export { Session, signalFromStatus } from './engine/session.js';
+export { Session, signalFromStatus, type TerminalWatcher } from './engine/session.js';
 export {
+  type AttachRequest,
   type CreateLocalRequest,
   DEFAULT_SESSION_ID,
   type ExecuteRequest,
@@ -53,6 +56,7 @@ export {
   type SendControlRequest,
   SessionManager,
   type SessionManagerOptions,
+  type TerminalAttachment,
 } from './engine/session-manager.js';
 export {
   compileUserPattern,
@@ -92,7 +96,7 @@ export {
   PromptClassifier,
 } from './input/prompt-classifier.js';
 export { type TypedLines, typedLines } from './input/typed-line.js';
-export { budgetText, ERROR_LINE_PATTERN } from './output/budget.js';
+export { budgetText, DEFAULT_MAX_OUTPUT_LINES, ERROR_LINE_PATTERN } from './output/budget.js';
 export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (docs/output.md)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';

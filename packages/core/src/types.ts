@@ -75,6 +75,8 @@ export interface CommandResult {
   reason: WaitReason;
   prompt?: PromptInfo;
   cwd?: string;
+  /** True when the completed foreground command changed the session's cwd (`cwd` is then the new one). */
+  cwd_changed?: true;
   isolated?: boolean;
   duration_ms: number;
   output_info: OutputInfo;

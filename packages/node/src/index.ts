@@ -16,6 +16,8 @@ export {
   FileSpillStore,
   SPILL_INDEX_INTERVAL,
 } from './file-spill-store.js';
+/** Expands a leading `~`/`~/` in a user-given path to the home directory. */
+export { expandHomePath } from './home-path.js';
 /** A server instance (pid and start time), as owner of processes and private directories. */
 export type { ServerInstance } from './server-instance.js';
 /** Instance identity, liveness and the marker of private directories; removal of dead instances' dirs. */

@@ -1,3 +1,4 @@
+export { runsUnderConch } from './conch-process.js';
 export {
   createLocalDriver,
   defaultOwnerTag,

@@ -36,6 +36,7 @@ const SIGNALS: Record<number, string> = {
 
 /** Internals of node-pty's unix terminal that write deadlines and the drain need (guarded at runtime). */
 interface PtyInternals {
+  _fd?: number;
   _writeStream?: { _writeQueue?: unknown[]; dispose?: () => void };
   _socket?: { destroy: (error?: Error) => unknown };
 }
@@ -189,7 +190,9 @@ export class PtyProcess implements TerminalProcess {
       );
     }
     const internals = this.pty as unknown as PtyInternals;
-    this.pty.write(typeof data === 'string' ? data : Buffer.from(data));
+    const rest = this.writeNow(typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data));
+    if (rest === undefined) return Promise.resolve();
+    this.pty.write(rest);
     const queue = internals._writeStream?._writeQueue;
     if (!Array.isArray(queue)) return Promise.resolve();
     return new Promise((resolve, reject) => {
@@ -215,6 +218,26 @@ export class PtyProcess implements TerminalProcess {
       };
       check();
     });
+  }
+
+  /**
+   * Writes what the terminal takes at once with one write(2) on its (non-blocking) master fd, instead of
+   * node-pty's write through libuv's thread pool: a typed command line is a few dozen bytes. Returns the
+   * bytes left for node-pty's queue (all of them while that queue holds earlier bytes, to keep the
+   * order), or undefined when everything was written.
+   */
+  private writeNow(bytes: Buffer): Buffer | undefined {
+    const internals = this.pty as unknown as PtyInternals;
+    const fd = internals._fd;
+    const queue = internals._writeStream?._writeQueue;
+    if (typeof fd !== 'number' || !Array.isArray(queue) || queue.length > 0) return bytes;
+    try {
+      const written = writeSync(fd, bytes);
+      return written >= bytes.length ? undefined : bytes.subarray(written);
+    } catch {
+      // EAGAIN (the terminal's input queue is full) or anything else: node-pty's queue retries and reports.
+      return bytes;
+    }
   }
 
   resize(cols: number, rows: number): void {

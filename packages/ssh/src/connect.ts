@@ -20,6 +20,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConchError, ErrorCode } from '@conch/core';
+import { expandHomePath } from '@conch/node';
 import ssh2, {
   type AnyAuthMethod,
   type AuthenticationType,
@@ -39,7 +40,6 @@ import {
 import { CONNECT_PROBE, shCommand } from './remote-scripts.js';
 import {
   defaultConfigPath,
-  expandTilde,
   type JumpSpec,
   localUsername,
   parseHostSpec,
@@ -324,7 +324,7 @@ function authPlan(
     attempts.push(attempt);
   };
   if (options.privateKeyPath !== undefined) {
-    const path = expandTilde(options.privateKeyPath);
+    const path = expandHomePath(options.privateKeyPath);
     const loaded = loadKey(path, options.passphrase, !hop.jumpHost);
     if ('key' in loaded) addKey(path, loaded.key);
   }
@@ -344,7 +344,7 @@ function authPlan(
         ? DEFAULT_IDENTITIES.map((f) => join(homedir(), '.ssh', f)).filter((f) => existsSync(f))
         : [];
   for (const file of files) {
-    if (options.privateKeyPath !== undefined && expandTilde(options.privateKeyPath) === file) continue;
+    if (options.privateKeyPath !== undefined && expandHomePath(options.privateKeyPath) === file) continue;
     const loaded = loadKey(
       file,
       options.privateKeyPath === undefined ? options.passphrase : undefined,
@@ -777,7 +777,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       ...(username === undefined ? {} : { user: username }),
     });
     const finalPort = port ?? cfg.port ?? 22;
-    const knownHostsWrite = expandTilde(
+    const knownHostsWrite = expandHomePath(
       (jumpHost ? undefined : options.knownHostsPath) ??
         cfg.knownHostsFiles[0] ??
         options.knownHostsPath ??

@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { homedir, hostname as localHostname, userInfo } from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
+import { expandHomePath } from '@conch/node';
 import SSHConfig from 'ssh-config';
 
 /** One hop of a ProxyJump chain, as written (`[user@]host[:port]`). */
@@ -83,7 +84,7 @@ function readWithIncludes(path: string, depth = 0): string {
       if (!m) return line;
       const parts = (m[1] ?? '').split(/\s+/).filter(Boolean);
       return parts
-        .flatMap((p) => expandIncludeGlob(expandTilde(p.replace(/^"|"$/g, ''))))
+        .flatMap((p) => expandIncludeGlob(expandHomePath(p.replace(/^"|"$/g, ''))))
         .map((file) => readWithIncludes(file, depth + 1))
         .join('\n');
     })
@@ -110,13 +111,6 @@ function expandIncludeGlob(pattern: string): string[] {
   } catch {
     return [];
   }
-}
-
-/** Expands a leading `~` to the local home directory. */
-export function expandTilde(path: string): string {
-  if (path === '~') return homedir();
-  if (path.startsWith('~/')) return join(homedir(), path.slice(2));
-  return path;
 }
 
 /** Expands OpenSSH `%` tokens. */
@@ -202,7 +196,7 @@ export function resolveHostConfig(
     user: final.user ?? user ?? localUsername(),
     alias,
   };
-  const expandPath = (p: string) => expandTilde(expandTokens(p.replace(/^"|"$/g, ''), tokens));
+  const expandPath = (p: string) => expandHomePath(expandTokens(p.replace(/^"|"$/g, ''), tokens));
   const jumpText = first(computed.proxyjump);
   const proxyJump =
     jumpText === undefined || jumpText.toLowerCase() === 'none'

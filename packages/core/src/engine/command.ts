@@ -67,6 +67,8 @@ export class Command {
   endedIso: string | undefined;
   /** The session shell's cwd after a completed foreground command. */
   cwdAfter: string | undefined;
+  /** The session shell's cwd when this foreground command was typed (undefined when not known). */
+  cwdBefore: string | undefined;
   pid: number | undefined;
   /** The last prompt detected while the command was waiting for input. */
   prompt: PromptInfo | undefined;

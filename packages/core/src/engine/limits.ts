@@ -1,3 +1,5 @@
+import { DEFAULT_MAX_OUTPUT_LINES } from '../output/budget.js';
+
 /** Resource limits of one engine (docs/sessions.md "Limits"); all configurable. */
 export interface EngineLimits {
   maxSessions: number;
@@ -42,6 +44,11 @@ export interface EngineDefaults {
   pauseTimeoutS: number;
   totalTimeoutS: number;
   maxOutputChars: number;
+  /**
+   * Most lines of output per call, on top of `maxOutputChars` (docs/output.md budget); within
+   * {@link OUTPUT_LINES_RANGE}.
+   */
+  maxOutputLines: number;
   promptSettleMs: number;
   backgroundProbeMs: number;
   writeDeadlineMs: number;
@@ -63,6 +70,7 @@ export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
   pauseTimeoutS: 9,
   totalTimeoutS: 20,
   maxOutputChars: 30_000,
+  maxOutputLines: DEFAULT_MAX_OUTPUT_LINES,
   promptSettleMs: 300,
   backgroundProbeMs: 300,
   writeDeadlineMs: 5000,
@@ -73,3 +81,6 @@ export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
   cwd: undefined,
   env: { TERM: 'xterm-256color', PAGER: 'cat', GIT_PAGER: 'cat', MANPAGER: 'cat', CONCH: '1' },
 };
+
+/** Valid values of {@link EngineDefaults.maxOutputLines} (the server's `--max-output-lines`). */
+export const OUTPUT_LINES_RANGE = { min: 10, max: 100_000 } as const;

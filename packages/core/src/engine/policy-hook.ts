@@ -32,7 +32,7 @@ export interface CommandPolicy {
 
 /** One audit record. `input` is never a secret: secret input is not passed here at all. */
 export interface AuditEntry {
-  kind: 'execute' | 'respond' | 'send_control' | 'check';
+  kind: 'execute' | 'respond' | 'send_control' | 'check' | 'attach';
   session_id?: string;
   command_id?: string;
   input: string;

@@ -63,6 +63,30 @@ describe('SessionManager', () => {
     expect(manager.listSessions()[0]?.cwd).toBe('/etc');
   });
 
+  it('says cwd_changed only when a foreground command changed the cwd', async () => {
+    const { clock, manager } = setup();
+    const cd = await settled(clock, manager.execute({ command: 'cd /srv' }));
+    expect(cd).toMatchObject({ cwd: '/srv', cwd_changed: true });
+    const again = await settled(clock, manager.execute({ command: 'cd /srv' }));
+    expect(again.cwd).toBe('/srv');
+    expect(again).not.toHaveProperty('cwd_changed');
+    const echo = await settled(clock, manager.execute({ command: 'echo hi' }));
+    expect(echo).not.toHaveProperty('cwd_changed');
+    const moved = await settled(clock, manager.execute({ command: 'pwd', cwd: '/etc' }));
+    expect(moved).toMatchObject({ cwd: '/etc', cwd_changed: true });
+  });
+
+  it('caps the output of a call at the engine default of lines as well as characters', async () => {
+    const { clock, driver, manager } = setup({ defaults: { maxOutputLines: 10 } });
+    driver.script('seq 1 100', (c) => {
+      c.print(Array.from({ length: 100 }, (_, k) => `${k + 1}\r\n`).join(''));
+      c.exit(0);
+    });
+    const r = await settled(clock, manager.execute({ command: 'seq 1 100' }));
+    expect(r.output.split('\n')).toHaveLength(11);
+    expect(r.output_info).toMatchObject({ truncated: true, omitted_lines: 90 });
+  });
+
   it('runs a command isolated when the session shell is busy', async () => {
     const { clock, driver, manager } = setup();
     driver.script('hold', () => {});

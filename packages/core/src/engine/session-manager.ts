@@ -4,7 +4,15 @@
  */
 
 import type { Clock } from '../clock.js';
-import type { Driver, KillReport, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import type {
+  Disposable,
+  Driver,
+  KillReport,
+  ScreenFactory,
+  ScreenSnapshot,
+  SpillStore,
+  TerminalProcess,
+} from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
@@ -26,7 +34,7 @@ import { Command, type CommandTerminal } from './command.js';
 import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
 import type { AuditSink, CommandPolicy, PolicyDecision } from './policy-hook.js';
-import { Session, signalFromStatus } from './session.js';
+import { Session, signalFromStatus, type TerminalWatcher } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
 import { compileUserPattern, type TextPattern } from './user-pattern.js';
 import { type WaitOutcome, type WaitSpec, waitForCommand } from './waiter.js';
@@ -36,6 +44,36 @@ const CLOSE_GRACE_MS = 2000;
 
 /** The id and name of the session used when a command names none. */
 export const DEFAULT_SESSION_ID = 'default';
+
+/** What a person asks for when attaching to a session (see {@link SessionManager.attachTerminal}). */
+export interface AttachRequest {
+  /** The person explicitly asked to type into the session (`conch attach --take-over`). */
+  takeOver?: boolean;
+  /**
+   * The attaching program runs inside a terminal conch itself manages (an agent's command), as found by
+   * the face (e.g. from /proc). Under a policy such a client may only watch.
+   */
+  fromConchTerminal?: boolean;
+}
+
+/** A person's live view of a session's terminal (see {@link SessionManager.attachTerminal}). */
+export interface TerminalAttachment {
+  /**
+   * Whether keystrokes are forwarded: always without a policy; under a policy only when the person asked
+   * to take over (and not from inside a conch terminal). A read-only view refuses {@link write}.
+   */
+  readonly input: boolean;
+  /** Why the view is read-only (undefined when input is forwarded). */
+  readonly readOnlyReason: string | undefined;
+  /** Types raw bytes into the terminal, as keystrokes. Rejects with `POLICY_DENIED` on a read-only view. */
+  write(data: string | Uint8Array): Promise<void>;
+  /** Resizes the terminal to the person's window (clamped to the engine's limits). */
+  resize(cols: number, rows: number): void;
+  /** The terminal's current screen (undefined without a screen renderer). */
+  screen(): Promise<ScreenSnapshot | undefined>;
+  /** Stops the view and restores the terminal's previous size. Idempotent. */
+  detach(): void;
+}
 
 /** What the engine is built from. */
 export interface SessionManagerOptions {
@@ -284,6 +322,100 @@ export class SessionManager {
     return session;
   }
 
+  /**
+   * A person's live view of a session's terminal (`conch attach`). `viewer.onOutput` gets every byte the
+   * terminal prints from now on, as the person would see it: conch's markers removed, the line conch types
+   * to run an agent's command shown as the command's own text, secrets masked; `viewer.onClose` fires
+   * when the shell ends. The handle types raw keystrokes, resizes the terminal (restored on `detach`) and
+   * gives the current screen to start the view with. The agent's commands keep working during and after.
+   *
+   * Keystrokes typed this way are not checked by the command policy (a person at a terminal is not the
+   * agent). So under a policy the view is read-only unless `takeOver` is asked for, and `takeOver` is
+   * refused (`POLICY_DENIED`) from inside a terminal conch manages, where the typist would be an agent.
+   * A take-over is recorded in the audit log; the keystrokes themselves are not (they may be passwords).
+   */
+  attachTerminal(
+    sessionId: string,
+    viewer: TerminalWatcher,
+    request: AttachRequest = {},
+  ): TerminalAttachment {
+    const session = this.getSession(sessionId);
+    if (!session.proc) {
+      throw new ConchError(ErrorCode.SESSION_CLOSED, `Session ${sessionId} is closed.`, {
+        hint: 'list_sessions shows the open sessions.',
+      });
+    }
+    let readOnlyReason: string | undefined;
+    if (this.policy?.active) {
+      if (request.takeOver && request.fromConchTerminal) {
+        const reason =
+          'taking over a session from inside a terminal conch manages: keystrokes typed there would come from an agent and bypass the command policy';
+        this.audit?.record({
+          kind: 'attach',
+          session_id: sessionId,
+          input: 'take over',
+          decision: 'deny',
+          reason,
+        });
+        throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${reason}.`, {
+          hint: 'Attach without taking over to watch, or take over from your own terminal.',
+        });
+      }
+      if (request.takeOver) {
+        this.audit?.record({
+          kind: 'attach',
+          session_id: sessionId,
+          input: 'take over',
+          decision: 'allow',
+          reason:
+            'a person at a terminal took over the session; their keystrokes are not checked or recorded',
+        });
+      } else {
+        readOnlyReason = 'a command policy is configured; take over explicitly to type into the session';
+      }
+    }
+    const input = readOnlyReason === undefined;
+    const original = { cols: session.cols, rows: session.rows };
+    let resized = false;
+    let attached = true;
+    const watching = session.watch(viewer);
+    return {
+      input,
+      readOnlyReason,
+      write: (data) => {
+        if (!attached)
+          return Promise.reject(new ConchError(ErrorCode.INVALID_ARGUMENT, 'This view is detached.'));
+        if (!input) {
+          return Promise.reject(
+            new ConchError(
+              ErrorCode.POLICY_DENIED,
+              `Denied by policy: this view is read-only (${readOnlyReason}).`,
+              {
+                hint: 'Nothing was typed.',
+              },
+            ),
+          );
+        }
+        return session.write(data);
+      },
+      resize: (cols, rows) => {
+        if (!attached || !session.proc) return;
+        const c = Math.min(Math.max(Math.floor(cols), 1), this.limits.maxCols);
+        const r = Math.min(Math.max(Math.floor(rows), 1), this.limits.maxRows);
+        if (!Number.isFinite(c) || !Number.isFinite(r)) return;
+        resized = true;
+        session.resize(c, r);
+      },
+      screen: () => session.screenSnapshot(),
+      detach: () => {
+        if (!attached) return;
+        attached = false;
+        watching.dispose();
+        if (resized && session.proc) session.resize(original.cols, original.rows);
+      },
+    };
+  }
+
   /** `close_session`: kills every process of the session and removes it. */
   async closeSession(sessionId: string): Promise<CloseSessionResult> {
     const session = this.getSession(sessionId);
@@ -442,6 +574,36 @@ export class SessionManager {
       state: command.state,
       exit_code: command.exitCode,
       signal: command.signal,
+    };
+  }
+
+  /**
+   * Follows a command's raw output as it arrives (e.g. the CLI streaming it to a terminal): `listener` gets
+   * the bytes from absolute offset `fromByte` at once (as {@link readBytes} reads them), then every new
+   * piece as it is printed, and a last call when the command ends. Dispose to stop; it also stops by
+   * itself when the command ends. Nothing is consumed: other readers see the same output.
+   */
+  followOutput(commandId: string, fromByte: number, listener: (read: ByteRead) => void): Disposable {
+    let cursor = this.readBytes(commandId, fromByte).from_byte;
+    const command = this.getCommand(commandId);
+    const push = (): void => {
+      const read = this.readBytes(commandId, cursor);
+      if (read.next_byte === cursor && !command.ended) return;
+      cursor = read.next_byte;
+      listener(read);
+    };
+    push();
+    if (command.ended) return { dispose: () => {} };
+    const output = command.onOutput.on(push);
+    const end = command.onEnd.on(() => {
+      output.dispose();
+      push();
+    });
+    return {
+      dispose: () => {
+        output.dispose();
+        end.dispose();
+      },
     };
   }
 
@@ -753,6 +915,7 @@ export class SessionManager {
       terminal,
     });
     this.register(session, command);
+    command.cwdBefore = session.cwd ?? undefined;
     await session.run(command, cwd);
     return command;
   }
@@ -892,7 +1055,9 @@ export class SessionManager {
     maxChars: number,
     read = true,
   ): CommandResult {
-    const read_ = read ? command.log.readSince(command.cursor, { maxChars }) : undefined;
+    const read_ = read
+      ? command.log.readSince(command.cursor, { maxChars, maxLines: this.defaults.maxOutputLines })
+      : undefined;
     if (read_) {
       command.cursor = read_.next;
       command.redrawsAtRead = command.log.redraws;
@@ -916,7 +1081,11 @@ export class SessionManager {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
-      if (!command.isolated && command.cwdAfter !== undefined) result.cwd = command.cwdAfter;
+      if (!command.isolated && command.cwdAfter !== undefined) {
+        result.cwd = command.cwdAfter;
+        if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)
+          result.cwd_changed = true;
+      }
     }
     if (command.isolated) result.isolated = true;
     if (completed && command.sessionEnded) result.session_ended = true;

@@ -43,6 +43,14 @@ export interface SessionInit {
   writeDeadlineMs: number;
 }
 
+/** A live viewer of a session's terminal (see {@link Session.watch}). */
+export interface TerminalWatcher {
+  /** Bytes as the terminal prints them: conch's markers removed, its typed command lines replaced, secrets masked. */
+  onOutput(bytes: Uint8Array): void;
+  /** The shell ended (closed or lost). */
+  onClose?(): void;
+}
+
 /** Signal names by number (Linux), for statuses above 128. */
 export const SIGNAL_NAMES: Record<number, string> = {
   1: 'SIGHUP',
@@ -121,6 +129,8 @@ export class Session {
   private readyResolve: (() => void) | undefined;
   private readyReject: ((e: unknown) => void) | undefined;
   private startupOutput = '';
+  /** Live viewers of the terminal (`watch`). */
+  private readonly watchers = new Set<TerminalWatcher>();
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -200,7 +210,10 @@ export class Session {
         );
         line = line.replace(SCRIPT_PLACEHOLDER, shellQuote(this.foregroundScript));
       }
-      await this.proc.write(`${line}\r`, this.writeDeadlineMs);
+      // A newline, not a carriage return: the shell reads the line without a line editor (see
+      // shell-integration.ts), and a program that exits leaving the terminal raw (no CR-to-NL mapping) must
+      // not leave the next command unsubmitted.
+      await this.proc.write(`${line}\n`, this.writeDeadlineMs);
     } catch (error) {
       if (this.foreground === command) {
         this.foreground = undefined;
@@ -217,6 +230,17 @@ export class Session {
       return Promise.reject(new ConchError(ErrorCode.SESSION_CLOSED, `Session ${this.id} is closed.`));
     this.touch();
     return this.proc.write(data, this.writeDeadlineMs);
+  }
+
+  /**
+   * Watches the terminal as a person would see it, from now on: output with conch's shell-integration
+   * markers removed and registered secrets masked. The line conch types to run a command (its wrapper,
+   * echoed by the shell) is never shown: the viewer sees the command's own text instead, as if typed at
+   * the prompt. `onClose` fires when the shell ends. Input goes through {@link Session.write}.
+   */
+  watch(watcher: TerminalWatcher): Disposable {
+    this.watchers.add(watcher);
+    return { dispose: () => this.watchers.delete(watcher) };
   }
 
   /** Masks a secret in this terminal's output until the foreground command ends. */
@@ -237,12 +261,32 @@ export class Session {
     this.screen?.resize(cols, rows);
   }
 
+  private tellWatchers(bytes: Uint8Array): void {
+    for (const watcher of this.watchers) {
+      try {
+        watcher.onOutput(bytes);
+      } catch {
+        // a failing viewer must not disturb the session
+      }
+    }
+  }
+
+  /**
+   * What viewers see of a data piece: nothing while conch's typed line of the foreground command echoes
+   * (between typing it and its start marker), the bytes otherwise.
+   */
+  private watchData(bytes: Uint8Array): void {
+    if (this.watchers.size === 0 || (this.foreground && !this.foregroundStarted)) return;
+    this.tellWatchers(bytes);
+  }
+
   private touch(): void {
     this.lastActivityIso = this.clock.isoNow();
   }
 
   private onData(chunk: Uint8Array): void {
     for (const piece of this.stream.push(chunk)) {
+      if (piece.type === 'data') this.watchData(piece.bytes);
       if (piece.type === 'marker') this.onMarker(piece.marker);
       else if (this.foreground && this.foregroundStarted) this.foreground.appendOutput(piece.bytes);
       else if (this.readyResolve && this.startupOutput.length < 4096) {
@@ -266,6 +310,9 @@ export class Session {
     if (!fg || marker.commandId !== fg.id) return;
     if (marker.type === 'start') {
       this.foregroundStarted = true;
+      // Viewers see the command's own text where the shell echoed conch's wrapper line.
+      if (this.watchers.size > 0)
+        this.tellWatchers(new TextEncoder().encode(`${fg.text.replace(/\r?\n/g, '\r\n')}\r\n`));
       return;
     }
     this.cwd = marker.cwd;
@@ -293,9 +340,18 @@ export class Session {
 
   private onExit(info: ExitInfo): void {
     for (const piece of this.stream.flush()) {
+      if (piece.type === 'data') this.watchData(piece.bytes);
       if (piece.type === 'marker') this.onMarker(piece.marker);
       else if (this.foreground && this.foregroundStarted) this.foreground.appendOutput(piece.bytes);
     }
+    for (const watcher of [...this.watchers]) {
+      try {
+        watcher.onClose?.();
+      } catch {
+        // a failing viewer must not disturb the session
+      }
+    }
+    this.watchers.clear();
     const fg = this.foreground;
     this.state = info.lost ? 'lost' : 'closed';
     this.finishForeground();

@@ -143,7 +143,10 @@ export function waitForCommand(
       nextProbeAt = now + spec.settleMs;
       probeGeneration++;
       if (spec.until) {
-        const { text, next } = command.log.readSince(untilCursor, { maxChars: UNTIL_WINDOW });
+        const { text, next } = command.log.readSince(untilCursor, {
+          maxChars: UNTIL_WINDOW,
+          maxLines: Number.POSITIVE_INFINITY,
+        });
         untilCursor = next;
         untilWindow = (untilWindow + text).slice(-UNTIL_WINDOW);
         if (spec.until.test(untilWindow)) return finish({ reason: 'until_matched' });

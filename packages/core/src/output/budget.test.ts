@@ -8,18 +8,27 @@ const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, k)
 describe('omissionNotice', () => {
   it('uses the exact documented format with plain digits', () => {
     expect(
-      omissionNotice({ omittedFrom: 120, omittedTo: 41329, errorLinesKept: 3, logPath: '/tmp/c_1.log' }),
+      omissionNotice({
+        omittedFrom: 120,
+        omittedTo: 41329,
+        totalLines: 41450,
+        errorLinesKept: 3,
+        logPath: '/tmp/c_1.log',
+      }),
     ).toBe(
-      '[… 41210 lines omitted (lines 120-41329); 3 error lines kept; read_output offset=120 to page through them; full log: /tmp/c_1.log]',
+      '[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: /tmp/c_1.log]',
     );
   });
 
-  it('always states the error lines kept, omits the path when unknown, and uses singulars', () => {
-    expect(omissionNotice({ omittedFrom: 5, omittedTo: 9, errorLinesKept: 0 })).toBe(
-      '[… 5 lines omitted (lines 5-9); 0 error lines kept; read_output offset=5 to page through them]',
+  it('states the error lines only when some were kept, omits the path when unknown, and uses singulars', () => {
+    expect(omissionNotice({ omittedFrom: 5, omittedTo: 9, totalLines: 20, errorLinesKept: 0 })).toBe(
+      '[… 5 lines omitted (lines 5-9) of 20 lines; read_output offset=5 to page through them]',
     );
-    expect(omissionNotice({ omittedFrom: 7, omittedTo: 7, errorLinesKept: 1 })).toBe(
-      '[… 1 line omitted (line 7); 1 error line kept; read_output offset=7 to page through them]',
+    expect(omissionNotice({ omittedFrom: 7, omittedTo: 7, totalLines: 20, errorLinesKept: 1 })).toBe(
+      '[… 1 line omitted (line 7) of 20 lines; 1 error line kept; read_output offset=7 to page through them]',
+    );
+    expect(omissionNotice({ omittedFrom: 0, omittedTo: 0, totalLines: 1, errorLinesKept: 0 })).toBe(
+      '[… 1 line omitted (line 0) of 1 line; read_output offset=0 to page through them]',
     );
   });
 });
@@ -75,7 +84,7 @@ describe('budgetText', () => {
     const result = budgetText(text, { maxChars: 600 });
     // head budget 120 → 20 lines; the tail gets the remaining 480 → 80 lines
     const notice =
-      '[… 900 lines omitted (lines 20-919); 0 error lines kept; read_output offset=20 to page through them]';
+      '[… 900 lines omitted (lines 20-919) of 1000 lines; read_output offset=20 to page through them]';
     expect(result.text).toBe([...range(0, 19), notice, ...range(920, 999)].join('\n'));
     expect(result).toMatchObject({
       truncated: true,
@@ -91,7 +100,7 @@ describe('budgetText', () => {
     const text = range(0, 999).join('\n');
     const result = budgetText(text, { maxChars: 600, firstLine: 5000, logPath: '/run/conch/c_x.log' });
     expect(result.text).toContain(
-      '[… 900 lines omitted (lines 5020-5919); 0 error lines kept; read_output offset=5020 to page through them; full log: /run/conch/c_x.log]',
+      '[… 900 lines omitted (lines 5020-5919) of 6000 lines; read_output offset=5020 to page through them; full log: /run/conch/c_x.log]',
     );
   });
 
@@ -119,7 +128,7 @@ describe('budgetText', () => {
     const notice = result.text.split('\n').find((l) => l.startsWith('[…')) ?? '';
     expect(result.text.length - notice.length).toBeLessThanOrEqual(1000);
     expect(notice).toBe(
-      `[… ${result.omittedLines} lines omitted (lines 33-${result.omittedTo}); 3 error lines kept; read_output offset=33 to page through them]`,
+      `[… ${result.omittedLines} lines omitted (lines 33-${result.omittedTo}) of 1000 lines; 3 error lines kept; read_output offset=33 to page through them]`,
     );
   });
 
@@ -143,8 +152,7 @@ describe('budgetText', () => {
   it('cuts a single huge line into its start and its end', () => {
     const line = `${'a'.repeat(5000)}${'b'.repeat(5000)}`;
     const result = budgetText(line, { maxChars: 1000 });
-    const notice =
-      '[… 1 line omitted (line 0); 0 error lines kept; read_output offset=0 to page through them]';
+    const notice = '[… 1 line omitted (line 0) of 1 line; read_output offset=0 to page through them]';
     expect(result.text).toBe(`${'a'.repeat(199)}\n${notice}\n${'b'.repeat(799)}`);
     expect(result.omittedLines).toBe(1);
   });
@@ -153,8 +161,49 @@ describe('budgetText', () => {
     const text = ['short', 'x'.repeat(10_000)].join('\n');
     const result = budgetText(text, { maxChars: 100 });
     expect(result.text).toBe(
-      `short\n[… 1 line omitted (line 1); 0 error lines kept; read_output offset=1 to page through them]\n${'x'.repeat(93)}`,
+      `short\n[… 1 line omitted (line 1) of 2 lines; read_output offset=1 to page through them]\n${'x'.repeat(93)}`,
     );
+  });
+});
+
+describe('budgetText with a line cap', () => {
+  it('returns everything when the lines fit, exactly at the cap', () => {
+    const text = range(0, 9).join('\n');
+    expect(budgetText(text, { maxChars: 30_000, maxLines: 10 }).truncated).toBe(false);
+    expect(budgetText(text, { maxChars: 30_000, maxLines: 9 }).truncated).toBe(true);
+  });
+
+  it('keeps ~20% of the lines at the head and the rest at the tail when the lines are over the cap', () => {
+    const text = range(0, 2999).join('\n');
+    const result = budgetText(text, { maxChars: 30_000, maxLines: 1000 });
+    // 3000 short lines fit in 30000 characters but not in 1000 lines: head 200, tail 800.
+    const notice =
+      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; read_output offset=200 to page through them]';
+    expect(result.text).toBe([...range(0, 199), notice, ...range(2200, 2999)].join('\n'));
+    expect(result).toMatchObject({ truncated: true, omittedLines: 2000, omittedFrom: 200, omittedTo: 2199 });
+  });
+
+  it('counts rescued lines (with their context) against the cap, at most ~25% of it', () => {
+    const lines = range(0, 2999).map((l, n) => (n % 5 === 0 ? `FAILED ${l}` : l));
+    const result = budgetText(lines.join('\n'), { maxChars: 200_000, maxLines: 100 });
+    const out = result.text.split('\n');
+    const rescued = out.filter((l) => /^\d+: /.test(l));
+    expect(rescued.length).toBeGreaterThan(0);
+    expect(rescued.length).toBeLessThanOrEqual(25);
+    // head + rescued + tail = the cap; the notice comes on top
+    expect(out.length).toBe(101);
+    expect(out[20]).toMatch(/^\[… \d+ lines omitted \(lines 20-\d+\) of 3000 lines; \d+ error lines kept; /);
+    expect(out.at(-1)).toBe(fixed(2999));
+  });
+
+  it('rescues a FAILED line from the middle of 3000 lines within the first 2000 lines of the text', () => {
+    const lines = range(0, 2999);
+    lines[1500] = 'FAILED tests/test_x.py::test_y - AssertionError';
+    const result = budgetText(lines.join('\n'), { maxChars: 30_000, maxLines: 1000 });
+    const out = result.text.split('\n');
+    expect(out.length).toBeLessThanOrEqual(1001);
+    expect(out.indexOf('1500: FAILED tests/test_x.py::test_y - AssertionError')).toBe(202);
+    expect(out[201]).toBe('1499: L1499');
   });
 });
 
@@ -190,7 +239,7 @@ describe('budgetLines on a source', () => {
     expect(result.text).toBe(
       [
         ...range(0, 9),
-        '[… 80 lines omitted (lines 10-89); 0 error lines kept; read_output offset=10 to page through them]',
+        '[… 80 lines omitted (lines 10-89) of 100 lines; read_output offset=10 to page through them]',
         ...range(90, 99),
       ].join('\n'),
     );

@@ -1,6 +1,6 @@
 /**
- * The output budget of docs/output.md: a call returns at most `maxChars` characters. Over budget it keeps the
- * first ~20% and the last ~80% at line boundaries, rescues error-looking lines from the cut middle (each
+ * The output budget of docs/output.md: a call returns at most `maxChars` characters and at most `maxLines`
+ * lines. Over budget it keeps the first ~20% and the last ~80% (of both) at line boundaries, rescues error-looking lines from the cut middle (each
  * with the line before it as context, numbered with absolute line numbers, at most ~25% of the budget),
  * and says exactly what it left out.
  *
@@ -22,6 +22,12 @@ export const ERROR_SCAN_CHARS = 2000;
 export function looksLikeError(line: string): boolean {
   return ERROR_LINE_PATTERN.test(line.length > ERROR_SCAN_CHARS ? line.slice(0, ERROR_SCAN_CHARS) : line);
 }
+
+/**
+ * Default line cap of a call's output (docs/output.md): a client that keeps only the first 2000 lines of a
+ * tool result (OpenCode) still sees the status line, the head, the notice and the rescued error lines.
+ */
+export const DEFAULT_MAX_OUTPUT_LINES = 1000;
 
 /** Share of the budget kept from the start of the output. */
 export const HEAD_SHARE = 0.2;
@@ -52,6 +58,11 @@ export interface BudgetOptions {
    * A non-finite value means no limit (everything is materialised: avoid on large sources).
    */
   maxChars: number;
+  /**
+   * At most this many lines of output (head, rescued lines and tail; the notice comes on top). Default:
+   * no line limit. Callers pass the engine's `maxOutputLines` (default {@link DEFAULT_MAX_OUTPUT_LINES}).
+   */
+  maxLines?: number | undefined;
   /** Path of the full log, named in the notice when known. */
   logPath?: string | undefined;
 }
@@ -77,31 +88,40 @@ export interface BudgetResult {
 
 /**
  * The omission notice, e.g.
- * `[… 41210 lines omitted (lines 120-41329); 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`.
- * Plain digits, 0-based absolute line numbers, inclusive range; `full log` only when a path is known;
- * singular nouns for a count of 1 (`1 line omitted (line 7)`, `1 error line kept`).
+ * `[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`.
+ * Plain digits, 0-based absolute line numbers, inclusive range; `of N lines` counts the log's lines up to
+ * the end of this read (`totalLines`: absolute, like the range); the error lines only when some were
+ * kept; `full log` only when a path is known (it is named here and nowhere else in a result); singular
+ * nouns for a count of 1 (`1 line omitted (line 7) of 20 lines`, `1 error line kept`).
  */
 export function omissionNotice(notice: {
   omittedFrom: number;
   omittedTo: number;
+  totalLines: number;
   errorLinesKept: number;
   logPath?: string | undefined;
 }): string {
   const count = notice.omittedTo - notice.omittedFrom + 1;
+  const of = `of ${notice.totalLines} ${notice.totalLines === 1 ? 'line' : 'lines'}`;
   const what =
     count === 1
-      ? `1 line omitted (line ${notice.omittedFrom})`
-      : `${count} lines omitted (lines ${notice.omittedFrom}-${notice.omittedTo})`;
+      ? `1 line omitted (line ${notice.omittedFrom}) ${of}`
+      : `${count} lines omitted (lines ${notice.omittedFrom}-${notice.omittedTo}) ${of}`;
   const kept =
-    notice.errorLinesKept === 1 ? '1 error line kept' : `${notice.errorLinesKept} error lines kept`;
+    notice.errorLinesKept === 0
+      ? ''
+      : notice.errorLinesKept === 1
+        ? '; 1 error line kept'
+        : `; ${notice.errorLinesKept} error lines kept`;
   const path = notice.logPath ? `; full log: ${notice.logPath}` : '';
-  return `[… ${what}; ${kept}; read_output offset=${notice.omittedFrom} to page through them${path}]`;
+  return `[… ${what}${kept}; read_output offset=${notice.omittedFrom} to page through them${path}]`;
 }
 
 /**
- * Fits the source's lines into `maxChars` characters (docs/output.md budget).
+ * Fits the source's lines into `maxChars` characters and `maxLines` lines (docs/output.md budget).
  *
- * Within budget, the lines are returned whole, joined with `\n`. Over budget: up to ~20% from the start
+ * Within budget, the lines are returned whole, joined with `\n`. Over budget (either one): up to ~20% of
+ * the characters and of the lines from the start
  * (whole lines; the first line cut if no whole line fits), then the notice ({@link omissionNotice}),
  * then the rescued error lines as `N: text` (each preceded by the line before it unless that one is
  * shown already; earliest first, in order, at most ~25% of the budget, each cut at
@@ -116,6 +136,10 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
   const max = Number.isFinite(options.maxChars)
     ? Math.max(1, Math.floor(options.maxChars))
     : Number.MAX_SAFE_INTEGER;
+  const maxLines =
+    options.maxLines !== undefined && Number.isFinite(options.maxLines)
+      ? Math.max(1, Math.floor(options.maxLines))
+      : Number.MAX_SAFE_INTEGER;
   const from = source.fromLine;
   const to = source.toLine;
   const none: BudgetResult = {
@@ -142,7 +166,7 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
       break;
     }
     const cost = next.length + (collected.length > 0 ? 1 : 0);
-    if (used + cost > max) {
+    if (used + cost > max || collected.length >= maxLines) {
       overflowLine = next;
       fits = false;
       break;
@@ -152,19 +176,20 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
   }
   if (fits) return { ...none, text: collected.join('\n') };
 
-  // 2. Head: whole lines within ~20%, or the start of the first line.
+  // 2. Head: whole lines within ~20% (of the characters and of the lines), or the start of the first line.
   const headBudget = Math.floor(max * HEAD_SHARE);
+  const headLines = Math.floor(maxLines * HEAD_SHARE);
   const head: string[] = [];
   let headUsed = 0;
   for (const line of collected) {
     const cost = line.length + 1;
-    if (headUsed + cost > headBudget) break;
+    if (headUsed + cost > headBudget || head.length >= headLines) break;
     head.push(line);
     headUsed += cost;
   }
   let headEnd = from + head.length; // first line not shown in full by the head
   let headPartial = false;
-  if (head.length === 0 && headBudget > 1) {
+  if (head.length === 0 && headBudget > 1 && headLines >= 1) {
     const first = collected[0] ?? overflowLine;
     if (first !== undefined) {
       head.push(cutEnd(first, headBudget - 1));
@@ -177,8 +202,9 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
 
   // 3. Tail: whole lines from the end within the budget left after head and the rescue reserve.
   const rescueCap = Math.floor(max * RESCUE_SHARE);
+  const rescueLineCap = Math.floor(maxLines * RESCUE_SHARE);
   const tail = new TailCollector(source, to, tailFloor, headPartial ? headEnd : tailFloor);
-  tail.extend(max - headUsed - rescueCap, false);
+  tail.extend(max - headUsed - rescueCap, maxLines - head.length - rescueLineCap, false);
 
   // 4. Rescue error lines from the hidden middle.
   const middleFrom = tailFloor;
@@ -187,7 +213,7 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
   let rescueUsed = 0;
   let errorLinesKept = 0;
   let lastRescued = -1;
-  if (middleTo >= middleFrom && rescueCap > 0) {
+  if (middleTo >= middleFrom && rescueCap > 0 && rescueLineCap > 0) {
     for (const n of source.errorLines(middleFrom, middleTo)) {
       if (n < middleFrom || n > middleTo || n <= lastRescued) continue;
       const withContext = n - 1 >= middleFrom && n - 1 > lastRescued;
@@ -200,7 +226,7 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
       if (contextText !== undefined) entry.push(numbered(n - 1, contextText));
       entry.push(numbered(n, errorText));
       const cost = entry.reduce((sum, e) => sum + e.length + 1, 0);
-      if (rescueUsed + cost > rescueCap) break;
+      if (rescueUsed + cost > rescueCap || rescued.length + entry.length > rescueLineCap) break;
       rescued.push(...entry);
       rescueUsed += cost;
       errorLinesKept++;
@@ -210,12 +236,24 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
 
   // 5. Give what the rescue did not use back to the tail (never reaching back into rescued lines).
   tail.raiseFloor(lastRescued + 1);
-  tail.extend(max - headUsed - rescueUsed - tail.used, true);
+  tail.extend(
+    max - headUsed - rescueUsed - tail.used,
+    maxLines - head.length - rescued.length - tail.count,
+    true,
+  );
 
   const omittedFrom = headEnd;
   const omittedTo = tail.partialLine >= 0 ? tail.partialLine : tail.firstShown - 1;
   const parts = [...head];
-  parts.push(omissionNotice({ omittedFrom, omittedTo, errorLinesKept, logPath: options.logPath }));
+  parts.push(
+    omissionNotice({
+      omittedFrom,
+      omittedTo,
+      totalLines: to + 1,
+      errorLinesKept,
+      logPath: options.logPath,
+    }),
+  );
   parts.push(...rescued);
   parts.push(...tail.lines());
   return {
@@ -334,16 +372,22 @@ class TailCollector {
     this.partialFloor = Math.max(this.partialFloor, floor);
   }
 
+  /** Lines collected (a cut last line included). */
+  get count(): number {
+    return this.reversed.length + (this.partialLine >= 0 ? 1 : 0);
+  }
+
   /**
-   * Adds more lines from the end while they fit in `budget` more characters. With `allowPartial`, when
-   * not even the last line fits, the end of that line is taken instead.
+   * Adds more lines from the end while they fit in `budget` more characters and `lineBudget` more lines.
+   * With `allowPartial`, when not even the last line fits, the end of that line is taken instead.
    */
-  extend(budget: number, allowPartial: boolean): void {
-    if (this.stopped || this.partialLine >= 0) return;
+  extend(budget: number, lineBudget: number, allowPartial: boolean): void {
+    if (this.stopped || this.partialLine >= 0 || lineBudget < 1) return;
     let left = budget;
-    walk: while (this.firstShown - 1 >= this.floor) {
+    let linesLeft = lineBudget;
+    walk: while (this.firstShown - 1 >= this.floor && linesLeft > 0) {
       const end = this.firstShown - 1;
-      const count = batchSize(left, this.averageLength, end - this.floor + 1);
+      const count = Math.min(linesLeft, batchSize(left, this.averageLength, end - this.floor + 1));
       const start = end - count + 1;
       const batch = this.source.readLines(start, count);
       for (let k = count - 1; k >= 0; k--) {
@@ -356,10 +400,11 @@ class TailCollector {
         this.seenLines++;
         this.averageLength = Math.max(1, this.seenChars / this.seenLines);
         const cost = line.length + 1;
-        if (cost > left) break walk;
+        if (cost > left || linesLeft < 1) break walk;
         this.reversed.push(line);
         this.used += cost;
         left -= cost;
+        linesLeft--;
         this.firstShown = start + k;
       }
     }

@@ -223,12 +223,28 @@ describe('OutputLog.readSince', () => {
     expect(lines.at(-1)).toBe('line 99999');
     const notice = lines.find((l) => l.startsWith('[…')) ?? '';
     expect(notice).toMatch(
-      /^\[… \d+ lines omitted \(lines \d+-\d+\); 0 error lines kept; read_output offset=\d+ to page through them; full log: \/tmp\/c\.log\]$/,
+      /^\[… \d+ lines omitted \(lines \d+-\d+\) of 100000 lines; read_output offset=\d+ to page through them; full log: \/tmp\/c\.log\]$/,
     );
     expect(r).toMatchObject({ truncated: true, fromLine: 0, toLine: 99_999 });
     expect(r.omittedLines).toBeGreaterThan(99_000);
     expect(r.text.length - notice.length).toBeLessThanOrEqual(1000);
     expect(r.next).toMatchObject({ line: 100_000, offset: 0 });
+  });
+
+  it('caps a read at 1000 lines by default, and at maxLines when given', () => {
+    const log = logWithLines(3000);
+    const byDefault = log.readSince(log.cursorAtStart(), { maxChars: 200_000 }).text.split('\n');
+    expect(byDefault).toHaveLength(1001);
+    expect(byDefault[200]).toBe(
+      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; read_output offset=200 to page through them]',
+    );
+    const capped = log.readSince(log.cursorAtStart(), { maxChars: 200_000, maxLines: 10 }).text.split('\n');
+    expect(capped).toEqual([
+      'line 0',
+      'line 1',
+      '[… 2990 lines omitted (lines 2-2991) of 3000 lines; read_output offset=2 to page through them]',
+      ...Array.from({ length: 8 }, (_, k) => `line ${2992 + k}`),
+    ]);
   });
 
   it('rescues error lines that have left the ring and were never spilled', () => {

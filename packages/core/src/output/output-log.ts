@@ -1,7 +1,7 @@
 import type { SpillSink } from '../driver.js';
 import type { TextPattern } from '../engine/user-pattern.js';
 import type { OutputInfo, PageInfo } from '../types.js';
-import { type BudgetSource, budgetLines, looksLikeError } from './budget.js';
+import { type BudgetSource, budgetLines, DEFAULT_MAX_OUTPUT_LINES, looksLikeError } from './budget.js';
 import { ByteRing } from './byte-ring.js';
 import { ErrorLineIndex } from './error-line-index.js';
 import { LineRing } from './line-ring.js';
@@ -52,6 +52,8 @@ export interface OutputLogOptions {
 export interface ReadSinceOptions {
   /** Budget of the returned text (see `budgetLines`). Default {@link DEFAULT_MAX_OUTPUT_CHARS}. */
   maxChars?: number;
+  /** Most lines of the returned text (see `budgetLines`). Default {@link DEFAULT_MAX_OUTPUT_LINES}. */
+  maxLines?: number;
 }
 
 /** What {@link OutputLog.readSince} returns. */
@@ -318,6 +320,7 @@ export class OutputLog {
     };
     const budget = budgetLines(source, {
       maxChars: options.maxChars ?? DEFAULT_MAX_OUTPUT_CHARS,
+      maxLines: options.maxLines ?? DEFAULT_MAX_OUTPUT_LINES,
       logPath: this.spill?.path,
     });
     return {

@@ -25,6 +25,25 @@ export const MARKER_OSC = 6973;
 /** Longest line conch types into a terminal; longer input goes through a private script file. */
 export const MAX_TYPED_LINE = 3800;
 
+/**
+ * The shell's exported environment, written to the session's env file for isolated commands after every
+ * foreground command. The file is rewritten in place (`1<>`), never truncated: on ext4, truncating a file
+ * that has data and writing it again flushes it to disk on close (`auto_da_alloc`), which cost ~2 ms per
+ * command. A `return` after the variables ends the sourcing there, so the tail of a longer earlier
+ * snapshot is never read.
+ */
+const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p; builtin echo 'return 0'; } 1<> "$__conch_envf" 2>/dev/null`;
+/** {@link ENV_SNAPSHOT_BUILTIN} for POSIX sh, which has no `builtin`. */
+const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 1<> "$__conch_envf" 2>/dev/null`;
+
+/**
+ * The session shell reads conch's typed lines without its line editor: readline took each line byte by
+ * byte (two syscalls a byte) and echoed it, where the terminal's own line discipline hands bash the whole
+ * line in one read. Only on Linux, whose terminal lines hold 4095 bytes (more than {@link MAX_TYPED_LINE});
+ * other systems' hold 1024. `set +o emacs +o vi` turns editing off whichever mode the rc chose.
+ */
+const LINE_EDITING_OFF_BASH = 'case $OSTYPE in linux*) builtin set +o emacs +o vi;; esac';
+
 /** Guesses the integration flavour from a shell path or name. */
 export function shellKindOf(shell: string): ShellKind {
   const base = shell.split('/').pop() ?? shell;
@@ -93,14 +112,15 @@ export class ShellIntegration {
           : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin export -p >| "$__conch_envf" 2>/dev/null; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
         // reaches the trailing __conch_e: the prompt hook reports its end instead.
         '__conch_pc() { __conch_e "$__conch_cur"; }',
         '__conch_hook() { case " ${PROMPT_COMMAND[*]} " in *" __conch_pc "*) ;; *) PROMPT_COMMAND=(__conch_pc "${PROMPT_COMMAND[@]}");; esac; }',
         '__conch_cur=; __conch_hook',
         'PS2=""',
-        'builtin export -p >| "$__conch_envf" 2>/dev/null',
+        LINE_EDITING_OFF_BASH,
+        ENV_SNAPSHOT_BUILTIN,
         `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
         '',
       ].join('\n');
@@ -113,12 +133,12 @@ export class ShellIntegration {
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin export -p >| "$__conch_envf" 2>/dev/null; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
         '__conch_pc() { __conch_e "$__conch_cur"; }',
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
         'PS2=""; unsetopt PROMPT_SP 2>/dev/null',
-        'builtin export -p >| "$__conch_envf" 2>/dev/null',
+        ENV_SNAPSHOT_BUILTIN,
         `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
         '',
       ].join('\n');
@@ -129,10 +149,10 @@ export class ShellIntegration {
       'unset CONCH_USER_ENV',
       `__conch_n=${n}; __conch_envf=${env}`,
       `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; export -p > "$__conch_envf" 2>/dev/null; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; return $__conch_r; }`,
       '__conch_cur=',
       'PS2=""',
-      'export -p > "$__conch_envf" 2>/dev/null',
+      ENV_SNAPSHOT_POSIX,
       `printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
       '',
     ].join('\n');

@@ -124,6 +124,14 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(tab.output).toContain('\\t');
     });
 
+    it('runs the next command after a program left the terminal raw', async () => {
+      expect((await run('stty raw -echo')).status).toBe('completed');
+      const next = await run('echo still-typed; stty sane');
+      expect(next.status).toBe('completed');
+      expect(next.output).toBe('still-typed');
+      expect((await run('echo ok')).output).toBe('ok');
+    });
+
     it('round-trips UTF-8', async () => {
       expect((await run('echo "héllo 日本 🐚"')).output).toBe('héllo 日本 🐚');
     });
@@ -184,6 +192,18 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(iso.isolated).toBe(true);
       expect(iso.output).toBe('isolated\n/');
       await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+    });
+
+    it('gives an isolated command the environment as of the last command, unset variables gone', async () => {
+      await run(`export CONCH_ISO_A=1 CONCH_ISO_BIG=${'x'.repeat(3000)} CONCH_ISO_Z=old`);
+      await run('unset CONCH_ISO_BIG; export CONCH_ISO_B=2 CONCH_ISO_Z=new');
+      const busy = await run('sleep 20', { pause_timeout: 0.3 });
+      expect(busy.status).toBe('partial');
+      const iso = await run('echo "${CONCH_ISO_A}-${CONCH_ISO_B}-${#CONCH_ISO_BIG}-${CONCH_ISO_Z}"');
+      expect(iso.isolated).toBe(true);
+      expect(iso.output).toBe('1-2-0-new');
+      await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+      await run('unset CONCH_ISO_A CONCH_ISO_B CONCH_ISO_Z');
     });
 
     it('runs a background command, lists it, and kills its whole tree', async () => {

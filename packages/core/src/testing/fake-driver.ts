@@ -229,7 +229,8 @@ export class FakeDriver implements Driver {
     let buffer = '';
     proc.lineHandler = (data) => {
       buffer += data;
-      const cr = buffer.indexOf('\r');
+      // A line ends at CR or NL, as in a terminal that maps CR to NL.
+      const cr = buffer.search(/[\r\n]/);
       if (cr < 0) return;
       const line = buffer.slice(0, cr);
       buffer = buffer.slice(cr + 1);

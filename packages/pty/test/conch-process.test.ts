@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OWNER_ENV, runsUnderConch } from '../src/index.js';
+import { pidsWithEnv } from './helpers.js';
+
+const started: ChildProcess[] = [];
+const markers: string[] = [];
+afterEach(async () => {
+  for (const marker of markers.splice(0)) {
+    for (const pid of pidsWithEnv('MARK', marker)) process.kill(pid, 'SIGKILL');
+    await waitFor(() => (pidsWithEnv('MARK', marker).length === 0 ? true : undefined), 'the probe is gone');
+  }
+  for (const child of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) {
+      const gone = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await gone;
+    }
+  }
+});
+
+async function waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 800; i++) {
+    const found = find();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('runsUnderConch', () => {
+  it('is false for a process outside conch, true for one carrying the owner tag and for its descendants', async () => {
+    expect(runsUnderConch(process.pid)).toBe(false);
+    const marker = `probe-${process.pid}-${Date.now()}`;
+    markers.push(marker);
+    // A "conch terminal": a shell with the owner tag, whose child drops the tag from its own environment.
+    const shell = spawn('/bin/sh', ['-c', `env -u ${OWNER_ENV} MARK=${marker} sleep 60; exit 0`], {
+      env: { ...process.env, [OWNER_ENV]: `conch-1-test` },
+      stdio: 'ignore',
+    });
+    started.push(shell);
+    const child = await waitFor(() => pidsWithEnv('MARK', marker)[0], 'the untagged child');
+    expect(runsUnderConch(shell.pid!)).toBe(true);
+    expect(runsUnderConch(child)).toBe(true);
+
+    const outside = spawn('/bin/sh', ['-c', 'sleep 60'], {
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH },
+    });
+    started.push(outside);
+    expect(runsUnderConch(outside.pid!)).toBe(false);
+  });
+
+  it('does not trust a pid it cannot check', () => {
+    expect(runsUnderConch(0)).toBe(true);
+    expect(runsUnderConch(-5)).toBe(true);
+    expect(runsUnderConch(2 ** 31 - 2)).toBe(true);
+  });
+});
