@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { pidsWithEnv } from '@conch/node/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OWNER_ENV, runsUnderConch } from '../src/index.js';
-import { pidsWithEnv } from './helpers.js';
 
 const started: ChildProcess[] = [];
 const markers: string[] = [];
