@@ -12,7 +12,7 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -285,44 +285,4 @@ export async function readUntilCompleted(
 }
 
 /** The /proc helpers, from their one definition in `@conch/node/testing`. */
-export { isAlive, pidsWithEnv } from '@conch/node/testing';
-
-/** Descendant pids of `pid` (via /proc/<pid>/task/<tid>/children). */
-export function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tasks) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const c of children.split(/\s+/).filter(Boolean)) {
-        const n = Number(c);
-        out.push(n);
-        stack.push(n);
-      }
-    }
-  }
-  return out;
-}
-
-/** A field of /proc/<pid>/status in kB (e.g. VmHWM, VmRSS), or undefined. */
-export function procStatusKb(pid: number, field: string): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { descendants, isAlive, pidsWithEnv, procStatusKb } from '@conch/node/testing';
