@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { pidsWithEnv } from '@conch/node/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type CliHome, createHome, isRunning, waitUntil } from './harness.js';
 
@@ -12,18 +12,7 @@ afterEach(async () => {
 
 /** Live processes started by the daemon `pid` (their environment carries its owner tag). */
 function processesOwnedBy(pid: number): number[] {
-  const owned: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const candidate = Number(entry);
-    if (!Number.isInteger(candidate) || !isRunning(candidate)) continue;
-    try {
-      const env = readFileSync(`/proc/${candidate}/environ`, 'latin1').split('\0');
-      if (env.some((v) => v.startsWith(`CONCH_OWNER=conch-${pid}-`))) owned.push(candidate);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return owned;
+  return pidsWithEnv('CONCH_OWNER', (owner) => owner.startsWith(`conch-${pid}-`));
 }
 
 /** The command id named by the still-running hint on stderr. */

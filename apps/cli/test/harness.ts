@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isAlive } from '@conch/node/testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI. */
@@ -25,15 +26,8 @@ export interface Run {
   stderr: string;
 }
 
-/** True while `pid` exists and is not a zombie. */
-export function isRunning(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
+/** True while `pid` exists and is not a zombie (the one /proc helper, from `@conch/node/testing`). */
+export const isRunning: (pid: number) => boolean = isAlive;
 
 /** Polls `check` until true; fails after `timeoutMs` (a bound on a condition, not a timed assertion). */
 export async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {

@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processCmdline } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
 
@@ -149,7 +150,7 @@ describe('full-screen programs through execute, screen reads, the hidden wrapper
     );
     const pid = processes.find((p) => p.command_id === bg.command_id)?.pid;
     expect(pid).toBeGreaterThan(0);
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const argv = (processCmdline(pid!) ?? []).join(' ');
     expect(argv).toContain('sleep 30');
     expect(argv).not.toContain(nonce);
     await h.ok('kill_process', { command_id: bg.command_id });

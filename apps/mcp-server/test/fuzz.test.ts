@@ -279,8 +279,11 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
     const tools = all.filter((t) => t.name !== 'close_session');
     const closeSession = all.find((t) => t.name === 'close_session');
     const ids = { commandIds: [] as string[] };
+    const called = new Set<string>();
     for (let n = 0; n < TOOL_CASES; n++) {
-      const tool = n % 40 === 39 && closeSession ? closeSession : pick(tools);
+      // Every tool in turn (close_session now and then, so that the canary's siblings come and go).
+      const tool = n % 40 === 39 && closeSession ? closeSession : tools[n % tools.length]!;
+      called.add(tool.name);
       const args = argumentsFor(tool, ids);
       if (tool.name === 'close_session' && args.session_id === canary) delete args.session_id;
       const what = `${tool.name} ${JSON.stringify(args).slice(0, 300)}`;
@@ -291,6 +294,7 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
       if (typeof commandId === 'string') ids.commandIds.push(commandId);
       if (n % 60 === 59) await expectCanaryIntact(`after tool case ${n}`);
     }
+    expect([...called].sort()).toEqual(all.map((t) => t.name).sort());
     await expectCanaryIntact('after the tool fuzz');
   }, 120_000);
 

@@ -12,7 +12,7 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -284,73 +284,5 @@ export async function readUntilCompleted(
   return results;
 }
 
-/** True while a process with this pid exists (and is not a zombie). */
-export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
-
-/** PIDs of live processes whose environment has `NAME=value` (e.g. CONCH_SESSION_ID=…). */
-export function pidsWithEnv(name: string, value?: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    let environ: string;
-    try {
-      environ = readFileSync(`/proc/${pid}/environ`, 'latin1');
-    } catch {
-      continue;
-    }
-    const hit = environ
-      .split('\0')
-      .some((kv) => (value === undefined ? kv.startsWith(`${name}=`) : kv === `${name}=${value}`));
-    if (hit && isAlive(pid)) pids.push(pid);
-  }
-  return pids;
-}
-
-/** Descendant pids of `pid` (via /proc/<pid>/task/<tid>/children). */
-export function descendants(pid: number): number[] {
-  const out: number[] = [];
-  const stack = [pid];
-  while (stack.length > 0) {
-    const p = stack.pop()!;
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tasks) {
-      let children = '';
-      try {
-        children = readFileSync(`/proc/${p}/task/${tid}/children`, 'utf8');
-      } catch {
-        continue;
-      }
-      for (const c of children.split(/\s+/).filter(Boolean)) {
-        const n = Number(c);
-        out.push(n);
-        stack.push(n);
-      }
-    }
-  }
-  return out;
-}
-
-/** A field of /proc/<pid>/status in kB (e.g. VmHWM, VmRSS), or undefined. */
-export function procStatusKb(pid: number, field: string): number | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** The /proc helpers, from their one definition in `@conch/node/testing`. */
+export { descendants, isAlive, pidsWithEnv, procStatusKb } from '@conch/node/testing';

@@ -5,9 +5,10 @@
  * conch fixes. (interminal, which needs an sshd, is in profile-interminal.test.ts.)
  */
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { descendants, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
 
@@ -30,10 +31,9 @@ function requiredOf(h: ServerHandle, tool: string): string[] {
   return (h.tools.find((x) => x.name === tool)?.inputSchema.required as string[] | undefined) ?? [];
 }
 
-/** Process group of a live pid (field 5 of /proc/PID/stat). */
+/** Process group of a live pid. */
 function pgidOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  return processStat(pid)?.pgrp ?? Number.NaN;
 }
 
 // -------------------------------------------------------------------------------------------------

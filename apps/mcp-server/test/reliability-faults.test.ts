@@ -6,10 +6,16 @@
  * directory. Each survived fault is counted into `.reliability/faults.json`.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isAlive, pidsWithEnv, processTree, writeReliabilityReport } from '@conch/node/testing';
+import {
+  isAlive,
+  pidsWithEnv,
+  processEnvValue,
+  processTree,
+  writeReliabilityReport,
+} from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
 
@@ -202,9 +208,7 @@ describe('SIGKILL of the server', () => {
     await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', bg.command_id).length >= 2, {
       what: 'the background command and its escapee',
     });
-    const owner = /CONCH_OWNER=([^\0]+)/.exec(
-      readFileSync(`/proc/${processTree(victim.pid)[1]}/environ`, 'latin1'),
-    )?.[1];
+    const owner = processEnvValue(processTree(victim.pid)[1]!, 'CONCH_OWNER');
     expect(owner).toBeDefined();
     const victimDirs = readdirSync(parent).filter((n) => n.startsWith('conch-'));
     expect(victimDirs.length).toBeGreaterThan(0);

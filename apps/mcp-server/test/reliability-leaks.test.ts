@@ -4,8 +4,7 @@
  * child processes are back to their baseline and its resident memory is stable. Each resource not back
  * to its baseline counts into `.reliability/leaks.json`.
  */
-import { readFileSync } from 'node:fs';
-import { openFds, processTree, writeReliabilityReport } from '@conch/node/testing';
+import { openFds, processTree, procStatusKb, writeReliabilityReport } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
 
@@ -22,12 +21,11 @@ afterAll(async () => {
 /** What the server holds: open fds, terminal fds among them, live child processes, resident memory. */
 function usage(pid: number) {
   const fds = openFds(pid);
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return {
     fds: fds.length,
     ptys: fds.filter((t) => t === '/dev/ptmx' || t.startsWith('/dev/pts/')).length,
     children: processTree(pid).length - 1,
-    rssKb: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0),
+    rssKb: procStatusKb(pid, 'VmRSS') ?? 0,
   };
 }
 

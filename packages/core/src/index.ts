@@ -120,6 +120,12 @@ export {
   runsTypedCommands,
   SHELL_PROGRAMS,
 } from './shell/shell-programs.js';
+/** The plumbing every driver's terminal process shares (listeners, late exit, write deadlines). */
+export {
+  TerminalProcessBase,
+  terminalExitedError,
+  writeTimeoutError,
+} from './terminal-process-base.js';
 // Wire types (docs/tools.md)
 export type {
   AbortSignalLike,

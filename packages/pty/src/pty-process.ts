@@ -7,14 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import {
-  ConchError,
-  type Disposable,
+  createRealClock,
   decideInputWait,
-  ErrorCode,
-  type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
-  type TerminalProcess,
+  TerminalProcessBase,
 } from '@conch/core';
 import type { IPty } from 'node-pty';
 import { foregroundGroupNames } from './foreground.js';
@@ -33,6 +30,9 @@ const SIGNALS: Record<number, string> = {
   14: 'SIGALRM',
   15: 'SIGTERM',
 };
+
+/** The clock of write deadlines (real time). */
+const REAL_CLOCK = createRealClock();
 
 /** Internals of node-pty's unix terminal that write deadlines and the drain need (guarded at runtime). */
 interface PtyInternals {
@@ -133,20 +133,17 @@ class DrainGuard {
   }
 }
 
-/** A node-pty process (see the module doc). */
-export class PtyProcess implements TerminalProcess {
+/** A node-pty process (see the module doc); listeners, the exit and write deadlines come from the core's base. */
+export class PtyProcess extends TerminalProcessBase {
   readonly pid: number | undefined;
   private readonly pty: IPty;
   private readonly ptsName: string | undefined;
-  private exited: ExitInfo | undefined;
-  private disposed = false;
-  private readonly dataListeners = new Set<(chunk: Uint8Array) => void>();
-  private readonly exitListeners = new Set<(info: ExitInfo) => void>();
   private readonly onDisposed: () => void;
   private readonly owner: string;
   private readonly drain: DrainGuard;
 
   constructor(pty: IPty, owner: string, onDisposed: () => void) {
+    super(REAL_CLOCK);
     this.pty = pty;
     this.owner = owner;
     this.pid = pty.pid;
@@ -156,67 +153,38 @@ export class PtyProcess implements TerminalProcess {
     pty.onData((data) => {
       const raw = typeof data === 'string' ? Buffer.from(data, 'utf8') : (data as unknown as Buffer);
       const bytes = this.drain.filter(raw);
-      if (!bytes) return;
-      for (const listener of [...this.dataListeners]) listener(bytes);
+      if (bytes) this.deliver(bytes);
     });
     // node-pty 1.1 emits exit only after its read socket closed; the drain guard makes that the last byte.
     pty.onExit(({ exitCode, signal }) => {
       const sig = signal ? (SIGNALS[signal] ?? `SIG${signal}`) : null;
-      this.exited = { exitCode: sig ? null : exitCode, signal: sig };
-      for (const listener of [...this.exitListeners]) listener(this.exited);
-      this.exitListeners.clear();
+      this.deliverExit({ exitCode: sig ? null : exitCode, signal: sig });
     });
   }
 
-  onData(listener: (chunk: Uint8Array) => void): Disposable {
-    this.dataListeners.add(listener);
-    return { dispose: () => this.dataListeners.delete(listener) };
-  }
-
-  onExit(listener: (info: ExitInfo) => void): Disposable {
-    if (this.exited) {
-      const info = this.exited;
-      queueMicrotask(() => listener(info));
-      return { dispose: () => {} };
-    }
-    this.exitListeners.add(listener);
-    return { dispose: () => this.exitListeners.delete(listener) };
-  }
-
-  write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
-    if (this.exited || this.disposed) {
-      return Promise.reject(
-        new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'),
-      );
-    }
+  protected override writeBytes(data: Uint8Array, deadlineMs: number): Promise<void> {
     const internals = this.pty as unknown as PtyInternals;
-    const rest = this.writeNow(typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data));
+    const rest = this.writeNow(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
     if (rest === undefined) return Promise.resolve();
     this.pty.write(rest);
     const queue = internals._writeStream?._writeQueue;
     if (!Array.isArray(queue)) return Promise.resolve();
-    return new Promise((resolve, reject) => {
+    return this.withWriteDeadline(deadlineMs, (done) => {
+      let abandoned = false;
       const started = Date.now();
       const check = () => {
-        if (queue.length === 0 || this.exited) return resolve();
-        if (Date.now() - started >= deadlineMs) {
-          // Drop what the program will not read, so node-pty stops retrying (it spins on EAGAIN).
-          queue.length = 0;
-          return reject(
-            new ConchError(
-              ErrorCode.WRITE_TIMEOUT,
-              `The terminal did not accept input within ${deadlineMs} ms.`,
-              {
-                hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
-              },
-            ),
-          );
-        }
+        if (abandoned) return;
+        if (queue.length === 0 || this.hasExited) return done();
         // The queue usually drains within a millisecond: poll tightly first, then back off.
         if (Date.now() - started < 20) setImmediate(check);
         else setTimeout(check, 5);
       };
       check();
+      // Drop what the program will not read, so node-pty stops retrying (it spins on EAGAIN).
+      return () => {
+        abandoned = true;
+        queue.length = 0;
+      };
     });
   }
 
@@ -240,8 +208,8 @@ export class PtyProcess implements TerminalProcess {
     }
   }
 
-  resize(cols: number, rows: number): void {
-    if (this.exited || this.disposed) return;
+  override resize(cols: number, rows: number): void {
+    if (this.hasExited || this.disposed) return;
     try {
       this.pty.resize(cols, rows);
     } catch {
@@ -249,7 +217,7 @@ export class PtyProcess implements TerminalProcess {
     }
   }
 
-  signal(signal: string): void {
+  override signal(signal: string): void {
     const group = this.foregroundGroup() ?? this.pid;
     if (group === undefined) return;
     try {
@@ -259,7 +227,7 @@ export class PtyProcess implements TerminalProcess {
     }
   }
 
-  kill(options: {
+  override kill(options: {
     signal: string;
     graceMs: number;
     markerId?: string;
@@ -314,7 +282,7 @@ export class PtyProcess implements TerminalProcess {
       options.signal,
       options.graceMs,
     ).then(async (report) => {
-      if (report.result === 'already_exited' && !this.exited) {
+      if (report.result === 'already_exited' && !this.hasExited) {
         // Nothing but the shell itself is running the job (a builtin such as `read`): interrupt it.
         await this.write('\x03', 1000).catch(() => {});
         return { result: 'killed', survivors: [] };
@@ -324,12 +292,12 @@ export class PtyProcess implements TerminalProcess {
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
-    if (this.exited || this.pid === undefined) return 'no';
+    if (this.hasExited || this.pid === undefined) return 'no';
     return decideInputWait(localInputWaitFacts(this.foregroundGroup(), this.ptsName));
   }
 
   async foregroundPrograms(): Promise<string[] | undefined> {
-    if (this.exited || this.pid === undefined) return undefined;
+    if (this.hasExited || this.pid === undefined) return undefined;
     return foregroundGroupNames(this.pid);
   }
 
@@ -346,11 +314,8 @@ export class PtyProcess implements TerminalProcess {
     return stat && stat.tpgid > 0 ? stat.tpgid : undefined;
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.dataListeners.clear();
-    if (!this.exited && this.pid !== undefined) {
+  protected override disposeResources(): void {
+    if (!this.hasExited && this.pid !== undefined) {
       try {
         process.kill(-this.pid, 'SIGKILL');
       } catch {

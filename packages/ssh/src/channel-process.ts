@@ -7,14 +7,15 @@
 
 import {
   ConchError,
-  type Disposable,
+  createRealClock,
   decideInputWait,
   ErrorCode,
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
   parseInputWaitReport,
-  type TerminalProcess,
+  TerminalProcessBase,
+  terminalExitedError,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
 import {
@@ -45,6 +46,9 @@ const MAX_PRESTART_BYTES = 64 * 1024;
 /** Key presses that make the terminal send a signal to its foreground group. */
 const SIGNAL_KEYS: Record<string, string> = { SIGINT: '\x03', SIGQUIT: '\x1c', SIGTSTP: '\x1a' };
 
+/** The clock of write deadlines (real time). */
+const REAL_CLOCK = createRealClock();
+
 /** How long an input-wait probe result is reused for `foregroundProgram()`. */
 const PROBE_REUSE_MS = 1000;
 
@@ -58,8 +62,11 @@ export function normalizeSignal(signal: string): string | undefined {
   return /^SIG[A-Z0-9+-]+$/.test(name) ? name : undefined;
 }
 
-/** A remote process on an SSH channel (see the module doc). */
-export class SshChannelProcess implements TerminalProcess {
+/**
+ * A remote process on an SSH channel (see the module doc); listeners, the exit (after every byte) and
+ * write deadlines come from the core's base.
+ */
+export class SshChannelProcess extends TerminalProcessBase {
   private remotePid: number | undefined;
   private readonly channel: ClientChannel;
   private readonly host: ChannelHost;
@@ -68,15 +75,11 @@ export class SshChannelProcess implements TerminalProcess {
   private startResolve: ((outcome: StartOutcome) => void) | undefined;
   /** Resolves when the start marker arrived (or the channel closed before it). */
   readonly started: Promise<StartOutcome>;
-  private readonly pending: Uint8Array[] = [];
-  private readonly dataListeners = new Set<(chunk: Uint8Array) => void>();
-  private readonly exitListeners = new Set<(info: ExitInfo) => void>();
   private exitStatus: ExitInfo | undefined;
-  private exited: ExitInfo | undefined;
-  private disposed = false;
   private lastProbe: { at: number; evidence: InputWaitEvidence; comm: string | undefined } | undefined;
 
   constructor(channel: ClientChannel, host: ChannelHost, nonce: string) {
+    super(REAL_CLOCK);
     this.channel = channel;
     this.host = host;
     this.startPrefix = Buffer.from(`\x1b]${START_MARKER_OSC};${nonce};`, 'latin1');
@@ -149,12 +152,7 @@ export class SshChannelProcess implements TerminalProcess {
   }
 
   private emit(chunk: Uint8Array): void {
-    if (this.disposed) return;
-    if (this.dataListeners.size === 0) {
-      this.pending.push(chunk);
-      return;
-    }
-    for (const listener of [...this.dataListeners]) listener(chunk);
+    this.deliver(chunk);
   }
 
   private onClose(): void {
@@ -166,102 +164,36 @@ export class SshChannelProcess implements TerminalProcess {
     this.prestart = undefined;
     this.resolveStart({ ok: false, reason: 'closed' });
     // No exit status = the link (or sshd) went away: the outcome is unknown, never success.
-    this.exited = this.exitStatus ?? { exitCode: null, signal: null, lost: true };
-    this.fireExit();
+    this.deliverExit(this.exitStatus ?? { exitCode: null, signal: null, lost: true });
     this.host.release(this);
-  }
-
-  private fireExit(): void {
-    const info = this.exited;
-    if (!info || this.pending.length > 0) return;
-    const listeners = [...this.exitListeners];
-    this.exitListeners.clear();
-    for (const listener of listeners) listener(info);
   }
 
   /** Ends the channel as lost (the connection died; its close may never arrive). */
   markLost(): void {
-    if (this.exited) return;
+    if (this.hasExited) return;
     this.prestart = undefined;
     this.resolveStart({ ok: false, reason: 'closed' });
-    this.exited = { exitCode: null, signal: null, lost: true };
-    this.fireExit();
+    this.deliverExit({ exitCode: null, signal: null, lost: true });
     this.host.release(this);
   }
 
-  /** True once the channel has ended. */
-  get hasExited(): boolean {
-    return this.exited !== undefined;
-  }
-
-  onData(listener: (chunk: Uint8Array) => void): Disposable {
-    this.dataListeners.add(listener);
-    if (this.pending.length > 0) {
-      const chunks = this.pending.splice(0);
-      for (const chunk of chunks) listener(chunk);
-      this.fireExit();
-    }
-    return { dispose: () => this.dataListeners.delete(listener) };
-  }
-
-  onExit(listener: (info: ExitInfo) => void): Disposable {
-    if (this.exited && this.pending.length === 0) {
-      const info = this.exited;
-      queueMicrotask(() => listener(info));
-      return { dispose: () => {} };
-    }
-    this.exitListeners.add(listener);
-    return { dispose: () => this.exitListeners.delete(listener) };
-  }
-
-  write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
-    if (this.exited || this.disposed) {
-      return Promise.reject(
-        new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'),
-      );
-    }
-    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data);
+  protected override writeBytes(bytes: Uint8Array, deadlineMs: number): Promise<void> {
     const channel = this.channel;
-    return new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const settle = (error?: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        channel.off('drain', onDrain);
-        if (error) reject(error);
-        else resolve();
-      };
-      const timer = setTimeout(
-        () =>
-          settle(
-            new ConchError(
-              ErrorCode.WRITE_TIMEOUT,
-              `The terminal did not accept input within ${deadlineMs} ms.`,
-              {
-                hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
-              },
-            ),
-          ),
-        deadlineMs,
-      );
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return this.withWriteDeadline(deadlineMs, (done) => {
       const doWrite = () => {
-        if (settled) return;
-        if (this.exited) {
-          settle(new ConchError(ErrorCode.COMMAND_FINISHED, 'The terminal has exited; it takes no input.'));
-          return;
-        }
+        if (this.hasExited) return done(terminalExitedError());
         // The callback runs once the bytes went out within the channel's window (flow control).
-        channel.write(bytes, (error) => settle(error ?? undefined));
+        channel.write(buffer, (error) => done(error ?? undefined));
       };
-      const onDrain = () => doWrite();
-      if (channel.writableNeedDrain) channel.once('drain', onDrain);
+      if (channel.writableNeedDrain) channel.once('drain', doWrite);
       else doWrite();
+      return () => channel.off('drain', doWrite);
     });
   }
 
-  resize(cols: number, rows: number): void {
-    if (this.exited || this.disposed) return;
+  override resize(cols: number, rows: number): void {
+    if (this.hasExited || this.disposed) return;
     try {
       this.channel.setWindow(rows, cols, 0, 0);
     } catch {
@@ -269,8 +201,8 @@ export class SshChannelProcess implements TerminalProcess {
     }
   }
 
-  signal(signal: string): void {
-    if (this.exited || this.disposed) return;
+  override signal(signal: string): void {
+    if (this.hasExited || this.disposed) return;
     const name = normalizeSignal(signal);
     if (!name) return;
     const pid = this.remotePid;
@@ -293,7 +225,7 @@ export class SshChannelProcess implements TerminalProcess {
       });
   }
 
-  kill(options: {
+  override kill(options: {
     signal: string;
     graceMs: number;
     markerId?: string;
@@ -334,7 +266,7 @@ export class SshChannelProcess implements TerminalProcess {
     const report = await this.remoteKill('job', options.signal, options.graceMs, [
       `CONCH_COMMAND_ID=${options.markerId}`,
     ]);
-    if (report.result === 'already_exited' && !this.exited) {
+    if (report.result === 'already_exited' && !this.hasExited) {
       // Nothing but the shell itself runs the job (a builtin such as `read`): interrupt it.
       await this.write('\x03', 1000).catch(() => {});
       return { result: 'killed', survivors: [] };
@@ -354,7 +286,7 @@ export class SshChannelProcess implements TerminalProcess {
     if (this.host.lost) return { result: 'stop_unconfirmed', survivors: [] };
     const pid = markedOnly ? undefined : this.remotePid;
     if (mode === 'tree' && pid === undefined && markers.length === 0) {
-      if (this.exited) return { result: 'already_exited', survivors: [] };
+      if (this.hasExited) return { result: 'already_exited', survivors: [] };
       this.dispose();
       return { result: 'stop_unconfirmed', survivors: [] };
     }
@@ -396,7 +328,7 @@ export class SshChannelProcess implements TerminalProcess {
       await this.write('\x03', 1000).catch(() => {});
       return { result: 'stop_unconfirmed', survivors: [] };
     }
-    if (this.exited) return { result: 'already_exited', survivors: [] };
+    if (this.hasExited) return { result: 'already_exited', survivors: [] };
     const gone = new Promise<void>((resolve) => this.onExit(() => resolve()));
     const within = (ms: number) =>
       Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
@@ -417,7 +349,7 @@ export class SshChannelProcess implements TerminalProcess {
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
-    if (this.exited || this.disposed) return 'no';
+    if (this.hasExited || this.disposed) return 'no';
     const pid = this.remotePid;
     if (pid === undefined || this.host.lost) return 'unknown';
     try {
@@ -434,17 +366,13 @@ export class SshChannelProcess implements TerminalProcess {
   }
 
   async foregroundProgram(): Promise<string | undefined> {
-    if (this.exited || this.disposed) return undefined;
+    if (this.hasExited || this.disposed) return undefined;
     if (!this.lastProbe || Date.now() - this.lastProbe.at > PROBE_REUSE_MS) await this.inputWaitEvidence();
     return this.lastProbe?.comm;
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
-    this.dataListeners.clear();
-    this.pending.length = 0;
-    if (!this.exited) {
+  protected override disposeResources(): void {
+    if (!this.hasExited) {
       try {
         // Closing the channel closes the remote PTY: its processes get SIGHUP.
         this.channel.close();

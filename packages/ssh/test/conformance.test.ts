@@ -4,9 +4,10 @@
  */
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { countMarked } from '@conch/node/testing';
 import { createSshFixture, type SshFixture } from '@conch/ssh/testing';
 import type { SshDriver } from '../src/index.js';
-import { connectTo, countMarkedRemote } from './helpers.js';
+import { connectTo } from './helpers.js';
 
 let fx: SshFixture | undefined;
 let driver: SshDriver | undefined;
@@ -30,5 +31,5 @@ describeDriverConformance('ssh (ssh2 → OpenSSH)', {
     return spill;
   },
   screen: createXtermScreen,
-  countMarked: async (id) => (driver ? countMarkedRemote(driver, id) : 0),
+  countMarked: async (id) => countMarked(id),
 });

@@ -1,10 +1,10 @@
 /**
- * Helpers shared by the SSH tests: connecting to a fixture's sshd with a throwaway known_hosts file, and
- * counting marked remote processes through the driver itself.
+ * Helpers shared by the SSH tests: connecting to a fixture's sshd with a throwaway known_hosts file. (The
+ * fixture's sshd runs on this machine: its processes are counted with `@conch/node/testing`.)
  */
 import { join } from 'node:path';
 import type { Sshd, SshFixture } from '@conch/ssh/testing';
-import { type ConnectSshOptions, connectSsh, type SshConnection, type SshDriver } from '../src/index.js';
+import { type ConnectSshOptions, connectSsh, type SshConnection } from '../src/index.js';
 
 let counter = 0;
 
@@ -27,10 +27,4 @@ export function connectTo(
     connectTimeoutS: 10,
     ...extra,
   });
-}
-
-/** Number of live remote processes whose environment has CONCH_COMMAND_ID=id (run on the host itself). */
-export async function countMarkedRemote(driver: SshDriver, id: string): Promise<number> {
-  const r = await driver.exec(`grep -lzxF 'CONCH_COMMAND_ID=${id}' /proc/[0-9]*/environ 2>/dev/null | wc -l`);
-  return Number(r.stdout.trim());
 }

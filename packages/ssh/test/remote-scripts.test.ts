@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { countMarked, isAlive } from '@conch/node/testing';
 import { processTree, REAPER } from '@conch/ssh/testing';
 import { describe, expect, it } from 'vitest';
 import {
@@ -16,15 +16,6 @@ function viaShell(command: string, env: Record<string, string> = {}): string {
   return execFileSync('/bin/sh', ['-c', command], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
   }).toString();
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('remote scripts', () => {
@@ -82,17 +73,15 @@ describe('remote scripts', () => {
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const marked = () =>
-        viaShell('grep -lzxF CONCH_COMMAND_ID=c_scripttest /proc/[0-9]*/environ 2>/dev/null | wc -l').trim();
-      const ready = () => processTree(child.pid!).length === 5 && marked() === '4';
+      const ready = () => processTree(child.pid!).length === 5 && countMarked('c_scripttest') === 4;
       for (let i = 0; i < 250 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
       expect(ready()).toBe(true);
       // The session leader (sh) is the reaper's child; the escapee was re-parented to the reaper.
       const root = processTree(child.pid!)[1]!;
       const args = ['tree', 'TERM', '10', String(root), 'CONCH_COMMAND_ID=c_scripttest'];
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL killed');
-      expect(alive(root)).toBe(false);
-      expect(marked()).toBe('0');
+      expect(isAlive(root)).toBe(false);
+      expect(countMarked('c_scripttest')).toBe(0);
       // The reaper exits once its orphans are reaped.
       await exited;
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');

@@ -1,14 +1,14 @@
 /**
- * The local-session behaviours, over SSH: prompts (with the remote terminal-read probe), full-screen
- * programs, Ctrl+C, killing foreground jobs and stubborn programs, rc files, other shells, and cleanup.
- * The cases mirror packages/pty/test/local-session.test.ts.
+ * SSH sessions beyond the driver conformance suite (test/conformance.test.ts, which runs prompts,
+ * full-screen programs, signals and kills for every driver): the login shell and host, rc files, other
+ * shells, and cleanup of remote processes and channels.
  */
 import { createRealClock, SessionManager } from '@conch/core';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { createSshFixture, pidsWithEnv, type Sshd, type SshFixture, until } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
-import { connectTo, countMarkedRemote } from './helpers.js';
+import { connectTo } from './helpers.js';
 
 let fx: SshFixture;
 let sshd: Sshd;
@@ -71,123 +71,6 @@ describe('the session', () => {
     });
     expect(typeof info?.pid).toBe('number');
     expect((await run('whoami; echo $CONCH $TERM')).output).toBe(`${fx.user}\n1 xterm-256color`);
-  });
-});
-
-describe('prompts', () => {
-  it('reports python input() as awaiting_input and finishes on respond', async (ctx) => {
-    if (!remote.python) ctx.skip();
-    const r = await run(`python3 -c 'n = input("Your name: "); print("hello", n)'`);
-    expect(r).toMatchObject({ status: 'partial', reason: 'awaiting_input', prompt: { kind: 'text' } });
-    expect(r.prompt?.text).toContain('Your name:');
-    const done = await manager.respond({ command_id: r.command_id, text: 'Ada' });
-    expect(done).toMatchObject({ status: 'completed', exit_code: 0 });
-    expect(done.output).toContain('hello Ada');
-  });
-
-  it('reports a REPL prompt and its answers', async (ctx) => {
-    if (!remote.python) ctx.skip();
-    const r = await run('python3 -q');
-    expect(r).toMatchObject({ reason: 'awaiting_input', prompt: { kind: 'repl' } });
-    const two = await manager.respond({ command_id: r.command_id, text: '6*7' });
-    expect(two.output).toContain('42');
-    expect(two.reason).toBe('awaiting_input');
-    const end = await manager.sendControl({ command_id: r.command_id, key: 'ctrl+d' });
-    expect(end).toMatchObject({ status: 'completed', exit_code: 0 });
-  });
-
-  it('reports a yes/no question', async () => {
-    const r = await run(`read -p 'Overwrite file? [y/N] ' a; echo "answer=$a"`);
-    expect(r).toMatchObject({ reason: 'awaiting_input', prompt: { kind: 'yes_no' } });
-    expect((await manager.respond({ command_id: r.command_id, text: 'y' })).output).toContain('answer=y');
-  });
-
-  it('does not take a sleeping program with a prompt-looking line for a prompt', async () => {
-    const r = await run(`printf 'Continue? [Y/n] '; sleep 1.5; echo done`, { pause_timeout: 5 });
-    expect(r).toMatchObject({ status: 'completed', reason: 'exited' });
-  });
-});
-
-describe('full-screen programs', () => {
-  it('edits and saves a file in vim, with the screen view showing vim', async (ctx) => {
-    if (!remote.vim) ctx.skip();
-    const file = `${work}/vim-test.txt`;
-    const r = await run(`vim -u NONE -N ${file}`, { pause_timeout: 3 });
-    expect(r.status).toBe('partial');
-    const screen = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
-    expect(screen.screen?.alt_screen).toBe(true);
-    expect(screen.screen?.rows.some((row) => row.includes('vim-test.txt'))).toBe(true);
-    await manager.respond({
-      command_id: r.command_id,
-      text: 'ihello from conch',
-      enter: false,
-      pause_timeout: 0.5,
-    });
-    await manager.sendControl({ command_id: r.command_id, key: 'esc', pause_timeout: 0.5 });
-    const typed = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
-    expect(typed.screen?.rows[0]).toBe('hello from conch');
-    const saved = await manager.respond({ command_id: r.command_id, text: ':wq' });
-    expect(saved).toMatchObject({ status: 'completed', exit_code: 0 });
-    expect((await conn.driver.exec(`cat ${file}`)).stdout).toBe('hello from conch\n');
-  });
-
-  it('reports less as a pager prompt and quits on q; arrows follow DECCKM', async (ctx) => {
-    if (!remote.less) ctx.skip();
-    await run('seq -f "line %g" 1 500 > long.txt');
-    const r = await run('less long.txt');
-    expect(r).toMatchObject({ status: 'partial', reason: 'awaiting_input', prompt: { kind: 'pager' } });
-    const down = await manager.sendControl({
-      command_id: r.command_id,
-      key: ['down', 'down'],
-      pause_timeout: 1,
-    });
-    expect(down.prompt?.kind).toBe('pager');
-    const screen = await manager.readOutput({ command_id: r.command_id, view: 'screen', pause_timeout: 0 });
-    expect(screen.screen?.rows[0]).toBe('line 3');
-    const q = await manager.sendControl({ command_id: r.command_id, key: 'q' });
-    expect(q).toMatchObject({ status: 'completed', exit_code: 0 });
-  });
-
-  it('follows a resize of the terminal', async () => {
-    const session = manager.getSession(sid);
-    session.resize(132, 40);
-    expect((await run('stty size')).output).toBe('40 132');
-  });
-});
-
-describe('signals and processes', () => {
-  it('Ctrl+C ends a foreground loop with 130 and the shell keeps working', async () => {
-    const r = await run('while true; do echo spin; sleep 0.1; done', { total_timeout: 0.5 });
-    expect(r.status).toBe('partial');
-    const c = await manager.sendControl({ command_id: r.command_id, key: '^C' });
-    expect(c).toMatchObject({ status: 'completed', exit_code: 130, signal: 'SIGINT' });
-    expect((await run('echo alive')).output).toBe('alive');
-  });
-
-  it('kill_process on a foreground job kills the job, not the shell', async () => {
-    const r = await run('sleep 300 & sleep 301; echo not-reached', { pause_timeout: 0.3 });
-    expect(r.status).toBe('partial');
-    await until(async () => ((await countMarkedRemote(conn.driver, r.command_id)) >= 2 ? true : undefined));
-    const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
-    expect(k.result).toBe('killed');
-    expect(await countMarkedRemote(conn.driver, r.command_id)).toBe(0);
-    const after = await manager.readOutput({ command_id: r.command_id, pause_timeout: 0 });
-    expect(after).toMatchObject({ status: 'completed', state: 'killed' });
-    expect((await run('echo shell-still-here')).output).toBe('shell-still-here');
-  });
-
-  it('kill_process escalates to SIGKILL for a program that ignores SIGTERM', async () => {
-    const r = await run(`trap '' TERM; echo armed; sleep 300`, { background: true });
-    await until(async () => ((await countMarkedRemote(conn.driver, r.command_id)) >= 2 ? true : undefined));
-    const k = await manager.killProcess({ command_id: r.command_id, grace_s: 0.3 });
-    expect(k).toMatchObject({ result: 'killed', survivors: [] });
-    expect(await countMarkedRemote(conn.driver, r.command_id)).toBe(0);
-  });
-
-  it('reports the exit signal of a background command', async () => {
-    const r = await run('kill -TERM $$', { background: true });
-    const done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
-    expect(done).toMatchObject({ status: 'completed', state: 'killed', signal: 'SIGTERM' });
   });
 });
 

@@ -304,7 +304,9 @@ describe('SessionManager', () => {
     driver.script('hold', (c) => c.onInput(() => {}));
     const r = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     driver.shells[0]!.stuckWrites = true;
-    await expect(manager.respond({ command_id: r.command_id, text: 'x' })).rejects.toMatchObject({
+    await expect(
+      settled(clock, manager.respond({ command_id: r.command_id, text: 'x' })),
+    ).rejects.toMatchObject({
       code: 'WRITE_TIMEOUT',
     });
   });

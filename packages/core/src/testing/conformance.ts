@@ -4,7 +4,7 @@
  * {@link describeDriverConformance} from its own tests.
  */
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { createRealClock } from '../clock.js';
 import type { Driver, InputWaitEvidence, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
 import { SessionManager } from '../engine/session-manager.js';
@@ -23,7 +23,7 @@ export interface ConformanceSetup {
    * Counts live processes on the driver's host whose environment carries CONCH_COMMAND_ID=id (used to
    * prove that kills leave nothing behind).
    */
-  countMarked?: (commandId: string) => Promise<number>;
+  countMarked: (commandId: string) => Promise<number>;
   /** Session kind reported by the driver. */
   kind: 'local' | 'ssh';
 }
@@ -55,6 +55,8 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         localDriver: driver,
         ...(setup.spill ? { spill: setup.spill() } : {}),
         ...(setup.screen ? { screen: setup.screen } : {}),
+        // A program that stops reading its input must time out a write soon.
+        defaults: { writeDeadlineMs: 1500 },
       });
       const session = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
       sid = session.id;
@@ -212,13 +214,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(bg.reason).toBe('background');
       const listed = manager.listProcesses({ filter: bg.command_id }).processes;
       expect(listed.map((p) => p.command_id)).toContain(bg.command_id);
-      if (setup.countMarked) {
-        await until(async () => ((await setup.countMarked!(bg.command_id)) >= 3 ? true : undefined));
-      }
+      await until(async () => ((await setup.countMarked(bg.command_id)) >= 3 ? true : undefined));
       const killed = await manager.killProcess({ command_id: bg.command_id, grace_s: 2 });
       expect(killed.result).toBe('killed');
       expect(killed.survivors).toEqual([]);
-      if (setup.countMarked) expect(await setup.countMarked(bg.command_id)).toBe(0);
+      expect(await setup.countMarked(bg.command_id)).toBe(0);
       const after = await manager.readOutput({ command_id: bg.command_id, pause_timeout: 0 });
       expect(after.status).toBe('completed');
       expect(after.state).toBe('killed');
@@ -241,12 +241,12 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
           (await escapeesOf(r.command_id))?.length ? escapeesOf(r.command_id) : undefined,
         );
         expect(left!.length).toBeGreaterThan(0);
-        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(left!.length);
+        expect(await setup.countMarked(r.command_id)).toBe(left!.length);
         const killed = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
         expect(killed.result).toBe('killed');
         expect(killed.survivors).toEqual([]);
         expect(await escapeesOf(r.command_id)).toBeUndefined();
-        if (setup.countMarked) expect(await setup.countMarked(r.command_id)).toBe(0);
+        expect(await setup.countMarked(r.command_id)).toBe(0);
       }
     });
 
@@ -316,6 +316,229 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         Array.from({ length: 10 }, (_, i) => String(19991 + i)),
       );
       expect(page.page?.total_lines).toBe(20000);
+    });
+
+    /** Skips the test when the host lacks `program` (e.g. python3, vim, less). */
+    const requireProgram = async (ctx: TestContext, program: string) => {
+      const found = await run(`command -v ${program} >/dev/null && echo yes || echo no`);
+      if (found.output !== 'yes') ctx.skip();
+    };
+    /** A fresh directory on the host, for files a test makes there. */
+    const hostDir = async () => (await run('mktemp -d')).output;
+
+    describe('prompts', () => {
+      it('reports python input() as awaiting_input and finishes on respond', async (ctx) => {
+        await requireProgram(ctx, 'python3');
+        const r = await run(`python3 -c 'n = input("Your name: "); print("hello", n)'`);
+        expect(r).toMatchObject({ status: 'partial', reason: 'awaiting_input', prompt: { kind: 'text' } });
+        expect(r.prompt?.text).toContain('Your name:');
+        const done = await manager.respond({ command_id: r.command_id, text: 'Ada' });
+        expect(done).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(done.output).toContain('hello Ada');
+      });
+
+      it('reports a REPL prompt and its answers', async (ctx) => {
+        await requireProgram(ctx, 'python3');
+        const r = await run('python3 -q');
+        expect(r).toMatchObject({ reason: 'awaiting_input', prompt: { kind: 'repl' } });
+        const two = await manager.respond({ command_id: r.command_id, text: '6*7' });
+        expect(two.output).toContain('42');
+        expect(two.reason).toBe('awaiting_input');
+        const end = await manager.sendControl({ command_id: r.command_id, key: 'ctrl+d' });
+        expect(end).toMatchObject({ status: 'completed', exit_code: 0 });
+      });
+
+      it('reports a yes/no question', async () => {
+        const r = await run(`read -p 'Overwrite file? [y/N] ' a; echo "answer=$a"`);
+        expect(r).toMatchObject({ reason: 'awaiting_input', prompt: { kind: 'yes_no' } });
+        expect((await manager.respond({ command_id: r.command_id, text: 'y' })).output).toContain('answer=y');
+      });
+
+      it('does not take a sleeping program with a prompt-looking line for a prompt', async () => {
+        const r = await run(`printf 'Continue? [Y/n] '; sleep 1.5; echo done`, { pause_timeout: 5 });
+        expect(r).toMatchObject({ status: 'completed', reason: 'exited' });
+      });
+    });
+
+    describe('full-screen programs', () => {
+      it('edits and saves a file in vim, with the screen view showing vim', async (ctx) => {
+        await requireProgram(ctx, 'vim');
+        const file = `${await hostDir()}/vim-test.txt`;
+        const r = await run(`vim -u NONE -N ${file}`, { pause_timeout: 3 });
+        expect(r.status).toBe('partial');
+        const screen = await manager.readOutput({
+          command_id: r.command_id,
+          view: 'screen',
+          pause_timeout: 0,
+        });
+        expect(screen.screen?.alt_screen).toBe(true);
+        expect(screen.screen?.rows.some((row) => row.includes('vim-test.txt'))).toBe(true);
+        await manager.respond({
+          command_id: r.command_id,
+          text: 'ihello from conch',
+          enter: false,
+          pause_timeout: 0.5,
+        });
+        await manager.sendControl({ command_id: r.command_id, key: 'esc', pause_timeout: 0.5 });
+        const typed = await manager.readOutput({
+          command_id: r.command_id,
+          view: 'screen',
+          pause_timeout: 0,
+        });
+        expect(typed.screen?.rows[0]).toBe('hello from conch');
+        const saved = await manager.respond({ command_id: r.command_id, text: ':wq' });
+        expect(saved).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect((await run(`cat ${file}`)).output).toBe('hello from conch');
+      });
+
+      it('reports less as a pager prompt and quits on q; arrows follow DECCKM', async (ctx) => {
+        await requireProgram(ctx, 'less');
+        const file = `${await hostDir()}/long.txt`;
+        await run(`seq -f "line %g" 1 500 > ${file}`);
+        const r = await run(`less ${file}`);
+        expect(r).toMatchObject({ status: 'partial', reason: 'awaiting_input', prompt: { kind: 'pager' } });
+        const down = await manager.sendControl({
+          command_id: r.command_id,
+          key: ['down', 'down'],
+          pause_timeout: 1,
+        });
+        expect(down.prompt?.kind).toBe('pager');
+        const screen = await manager.readOutput({
+          command_id: r.command_id,
+          view: 'screen',
+          pause_timeout: 0,
+        });
+        expect(screen.screen?.rows[0]).toBe('line 3');
+        const q = await manager.sendControl({ command_id: r.command_id, key: 'q' });
+        expect(q).toMatchObject({ status: 'completed', exit_code: 0 });
+      });
+
+      it('follows a resize of the terminal', async () => {
+        manager.getSession(sid).resize(132, 40);
+        expect((await run('stty size')).output).toBe('40 132');
+        manager.getSession(sid).resize(80, 24);
+      });
+    });
+
+    describe('signals and processes', () => {
+      it('Ctrl+C ends a foreground loop with 130 and the shell keeps working', async () => {
+        const r = await run('while true; do echo spin; sleep 0.1; done', { total_timeout: 0.5 });
+        expect(r.status).toBe('partial');
+        // A loop of builtins and short children: a Ctrl+C that lands while bash forks the next child can be
+        // lost inside bash itself (a person would press it again), so allow up to three presses.
+        let c = r;
+        for (let press = 0; press < 3 && c.status !== 'completed'; press++) {
+          c = await manager.sendControl({
+            command_id: r.command_id,
+            key: '^C',
+            pause_timeout: 2,
+            total_timeout: 2,
+          });
+        }
+        expect(c).toMatchObject({ status: 'completed', exit_code: 130, signal: 'SIGINT' });
+        expect((await run('echo alive')).output).toBe('alive');
+      });
+
+      it('kill_process on a foreground job kills the job, not the shell', async () => {
+        const r = await run('sleep 300 & sleep 301; echo not-reached', { pause_timeout: 0.3 });
+        expect(r.status).toBe('partial');
+        await until(async () => ((await setup.countMarked(r.command_id)) >= 2 ? true : undefined));
+        const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+        expect(k.result).toBe('killed');
+        expect(await setup.countMarked(r.command_id)).toBe(0);
+        const after = await manager.readOutput({ command_id: r.command_id, pause_timeout: 0 });
+        expect(after).toMatchObject({ status: 'completed', state: 'killed' });
+        expect((await run('echo shell-still-here')).output).toBe('shell-still-here');
+      });
+
+      it('kill_process on a shell loop ends the loop and frees the session', async () => {
+        const r = await run('while true; do echo loop; sleep 0.2; done', { total_timeout: 0.5 });
+        expect(r.status).toBe('partial');
+        const k = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+        expect(k.result).toBe('killed');
+        const after = await manager.readOutput({ command_id: r.command_id, pause_timeout: 0 });
+        expect(after.status).toBe('completed');
+        const next = await run('cd / && echo free');
+        expect(next).toMatchObject({ output: 'free', cwd: '/' });
+        expect(next.isolated).toBeUndefined();
+        await run('cd - >/dev/null');
+      });
+
+      it('kill_process escalates to SIGKILL for a program that ignores SIGTERM', async () => {
+        const r = await run(`trap '' TERM; echo armed; sleep 300`, { background: true });
+        await until(async () => ((await setup.countMarked(r.command_id)) >= 2 ? true : undefined));
+        const k = await manager.killProcess({ command_id: r.command_id, grace_s: 0.3 });
+        expect(k).toMatchObject({ result: 'killed', survivors: [] });
+        expect(await setup.countMarked(r.command_id)).toBe(0);
+      });
+
+      it('reports the exit signal of a background command', async () => {
+        const r = await run('kill -TERM $$', { background: true });
+        let done = r;
+        while (done.status !== 'completed')
+          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
+        expect(done).toMatchObject({ status: 'completed', state: 'killed', signal: 'SIGTERM' });
+      });
+    });
+
+    describe('terminal processes', () => {
+      /** Spawns `script` on its own terminal and collects its output. */
+      const spawnScript = async (script: string) => {
+        const proc = await driver.spawn({
+          file: '/bin/sh',
+          args: ['-c', script],
+          cwd: undefined,
+          env: {},
+          cols: 80,
+          rows: 24,
+        });
+        const seen = { output: '' };
+        proc.onData((chunk) => {
+          seen.output += new TextDecoder().decode(chunk);
+        });
+        return { proc, seen };
+      };
+
+      it('times out a write to a program that stops reading, instead of blocking', async () => {
+        const { proc, seen } = await spawnScript('stty raw -echo; echo ready; exec sleep 60');
+        try {
+          await until(() => (seen.output.includes('ready') ? true : undefined));
+          const chunk = 'x'.repeat(1 << 20);
+          let error: unknown;
+          // A channel's window and the host's buffers take a few MiB; then writes must time out, not hang.
+          for (let i = 0; i < 64 && error === undefined; i++) {
+            error = await proc.write(chunk, 1000).then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+          }
+          expect(error).toMatchObject({ code: 'WRITE_TIMEOUT' });
+          const exited = new Promise((resolve) => proc.onExit(resolve));
+          const report = await proc.kill({ signal: 'SIGTERM', graceMs: 1000 });
+          expect(report.result).toBe('killed');
+          expect(await exited).toMatchObject({ signal: 'SIGTERM' });
+          await expect(proc.write('late', 1000)).rejects.toMatchObject({ code: 'COMMAND_FINISHED' });
+        } finally {
+          proc.dispose();
+        }
+      });
+
+      it("signals the terminal's foreground process group, maps the exit signal and replays it to a late listener", async () => {
+        const { proc, seen } = await spawnScript('echo ready; sleep 60; echo not-reached');
+        try {
+          expect(proc.pid).toBeGreaterThan(1);
+          const exited = new Promise((resolve) => proc.onExit(resolve));
+          await until(() => (seen.output.includes('ready') ? true : undefined));
+          await until(async () => ((await proc.inputWaitEvidence?.()) === 'no' ? true : undefined));
+          proc.signal('SIGTERM');
+          expect(await exited).toEqual({ exitCode: null, signal: 'SIGTERM' });
+          const late = await new Promise((resolve) => proc.onExit(resolve));
+          expect(late).toEqual({ exitCode: null, signal: 'SIGTERM' });
+          expect(seen.output).not.toContain('not-reached');
+        } finally {
+          proc.dispose();
+        }
+      });
     });
 
     it('closes the session when its shell exits, and says so afterwards', async () => {

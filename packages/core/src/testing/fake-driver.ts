@@ -7,7 +7,6 @@
 
 import type { Clock } from '../clock.js';
 import type {
-  Disposable,
   Driver,
   ExitInfo,
   InputWaitEvidence,
@@ -16,8 +15,8 @@ import type {
   SpawnOptions,
   TerminalProcess,
 } from '../driver.js';
-import { ConchError, ErrorCode } from '../errors.js';
 import { MARKER_OSC } from '../shell/shell-integration.js';
+import { TerminalProcessBase } from '../terminal-process-base.js';
 
 /** What a scripted command can do. */
 export interface FakeCommandContext {
@@ -89,87 +88,53 @@ function unwrap(body: string): { text: string; cd?: string } {
   return cd === undefined ? { text: rest } : { text: rest, cd };
 }
 
-class FakeProcess implements TerminalProcess {
+class FakeProcess extends TerminalProcessBase {
   readonly pid: number;
-  private dataListeners = new Set<(chunk: Uint8Array) => void>();
-  private exitListeners = new Set<(info: ExitInfo) => void>();
   private inputListener: ((data: string) => void) | undefined;
-  exited: ExitInfo | undefined;
   evidence: InputWaitEvidence = 'no';
   written: string[] = [];
   /** Called with each write when no command is running (the shell's line editor). */
   lineHandler: ((data: string) => void) | undefined;
   killed: string[] = [];
+  /** When true, writes are never taken: they time out at their deadline on the fake clock. */
   stuckWrites = false;
   foreground: string | undefined;
 
-  constructor(pid: number) {
+  constructor(pid: number, clock: Clock) {
+    super(clock);
     this.pid = pid;
   }
 
-  /** Output produced before anyone listened (like bytes waiting in a real terminal's buffer). */
-  private unread: Uint8Array[] = [];
-
   emit(data: string | Uint8Array): void {
-    if (this.exited) return;
-    const bytes = typeof data === 'string' ? encoder.encode(data) : data;
-    if (this.dataListeners.size === 0) {
-      this.unread.push(bytes);
-      return;
-    }
-    for (const l of [...this.dataListeners]) l(bytes);
+    if (this.hasExited) return;
+    this.deliver(typeof data === 'string' ? encoder.encode(data) : data);
   }
 
   finish(info: ExitInfo): void {
-    if (this.exited) return;
-    this.exited = info;
-    for (const l of [...this.exitListeners]) l(info);
+    this.deliverExit(info);
   }
 
   setInputListener(listener: ((data: string) => void) | undefined): void {
     this.inputListener = listener;
   }
 
-  onData(listener: (chunk: Uint8Array) => void): Disposable {
-    this.dataListeners.add(listener);
-    const unread = this.unread;
-    this.unread = [];
-    for (const bytes of unread) listener(bytes);
-    return { dispose: () => this.dataListeners.delete(listener) };
-  }
-
-  onExit(listener: (info: ExitInfo) => void): Disposable {
-    if (this.exited) {
-      const info = this.exited;
-      queueMicrotask(() => listener(info));
-      return { dispose: () => {} };
-    }
-    this.exitListeners.add(listener);
-    return { dispose: () => this.exitListeners.delete(listener) };
-  }
-
-  async write(data: string | Uint8Array, deadlineMs: number): Promise<void> {
-    if (this.exited) throw new ConchError(ErrorCode.COMMAND_FINISHED, 'exited');
-    if (this.stuckWrites) {
-      throw new ConchError(
-        ErrorCode.WRITE_TIMEOUT,
-        `The terminal did not accept input within ${deadlineMs} ms.`,
-      );
-    }
-    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+  protected override writeBytes(bytes: Uint8Array, deadlineMs: number): Promise<void> {
+    if (this.stuckWrites) return this.withWriteDeadline(deadlineMs, () => () => {});
+    const text = new TextDecoder().decode(bytes);
     this.written.push(text);
     if (this.inputListener) this.inputListener(text);
     else this.lineHandler?.(text);
+    return Promise.resolve();
   }
 
-  resize(): void {}
+  override resize(): void {}
 
-  signal(signal: string): void {
+  override signal(signal: string): void {
     this.killed.push(signal);
   }
 
-  async kill(options: { signal: string }): Promise<KillReport> {
-    if (this.exited) return { result: 'already_exited', survivors: [] };
+  override async kill(options: { signal: string }): Promise<KillReport> {
+    if (this.hasExited) return { result: 'already_exited', survivors: [] };
     this.killed.push(options.signal);
     this.finish({ exitCode: null, signal: options.signal });
     return { result: 'killed', survivors: [] };
@@ -183,9 +148,7 @@ class FakeProcess implements TerminalProcess {
     return this.foreground;
   }
 
-  dispose(): void {
-    this.dataListeners.clear();
-  }
+  protected override disposeResources(): void {}
 }
 
 /** The in-memory scriptable driver (see the module doc). */
@@ -222,7 +185,7 @@ export class FakeDriver implements Driver {
     const init = this.files.get(initPath) ?? '';
     const nonce = /__conch_n=([A-Za-z0-9]+)/.exec(init)?.[1];
     if (!nonce) throw new Error('fake shell: no nonce in init script');
-    const proc = new FakeProcess(this.nextPid++);
+    const proc = new FakeProcess(this.nextPid++, this.clock);
     this.processes.push(proc);
     let cwd = options.cwd ?? '/home/fake';
     const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
@@ -263,7 +226,7 @@ export class FakeDriver implements Driver {
     const id = options.args[n - 1]!;
     const text = unwrap(options.args[n - 2]!).text;
     const cwd = options.args[n - 3] || '/home/fake';
-    const proc = new FakeProcess(this.nextPid++);
+    const proc = new FakeProcess(this.nextPid++, this.clock);
     this.processes.push(proc);
     const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
     queueMicrotask(() => {

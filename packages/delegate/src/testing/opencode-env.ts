@@ -4,9 +4,10 @@
  * {@link startFakeModel} server.
  */
 
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pidsWithEnv } from '@conch/node/testing';
 import { FAKE_TITLE_MODEL } from './fake-model.js';
 
 /** The provider id of the fake model and its main model. */
@@ -81,17 +82,5 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
  * nothing they started is left.
  */
 export function processesUnder(root: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      if (readFileSync(`/proc/${entry}/environ`, 'utf8').includes(`HOME=${root}/home`))
-        found.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
+  return pidsWithEnv('HOME', `${root}/home`);
 }

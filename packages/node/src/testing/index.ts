@@ -3,5 +3,19 @@
  * tagged by environment, trees, open fds) and the reliability suite's report files.
  */
 
-export { countMarked, isAlive, openFds, pidsWithEnv, processTable, processTree } from './proc.js';
+export {
+  countMarked,
+  descendants,
+  isAlive,
+  openFds,
+  type ProcessStat,
+  pidsWithEnv,
+  processCmdline,
+  processEnv,
+  processEnvValue,
+  processStat,
+  processTable,
+  processTree,
+  procStatusKb,
+} from './proc.js';
 export { RELIABILITY_DIR, type ReliabilityCounts, writeReliabilityReport } from './reliability.js';

@@ -11,27 +11,49 @@ export function processTable(): Map<number, number> {
   for (const name of readdirSync('/proc')) {
     const pid = Number(name);
     if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z' || fields[0] === 'X') continue;
-      table.set(pid, Number(fields[1]));
-    } catch {
-      // gone
-    }
+    const stat = processStat(pid);
+    if (stat && stat.state !== 'Z' && stat.state !== 'X') table.set(pid, stat.ppid);
   }
   return table;
 }
 
+/** Fields of `/proc/PID/stat` tests look at. */
+export interface ProcessStat {
+  /** One-letter state (`R`, `S`, `Z`, …). */
+  state: string;
+  ppid: number;
+  /** Process group. */
+  pgrp: number;
+  /** Session. */
+  session: number;
+}
+
+/** The state, parent, group and session of `pid`, or undefined when it is gone. */
+export function processStat(pid: number): ProcessStat | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return {
+    state: fields[0] ?? '',
+    ppid: Number(fields[1]),
+    pgrp: Number(fields[2]),
+    session: Number(fields[3]),
+  };
+}
+
 /** True while a process with this pid exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
+  const state = processStat(pid)?.state;
+  return state !== undefined && state !== 'Z' && state !== 'X';
+}
+
+/** The live descendants of `root` (without it). */
+export function descendants(root: number): number[] {
+  return processTree(root).slice(1);
 }
 
 /** `root` and all its live descendants (empty when `root` is gone). */
@@ -45,24 +67,56 @@ export function processTree(root: number): number[] {
   return out;
 }
 
+/** The `NAME=value` entries of a process's environment, or undefined when it is gone (or not ours to read). */
+export function processEnv(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter(Boolean);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The value of `name` in a process's environment, or undefined. */
+export function processEnvValue(pid: number, name: string): string | undefined {
+  const entry = processEnv(pid)?.find((kv) => kv.startsWith(`${name}=`));
+  return entry?.slice(name.length + 1);
+}
+
 /**
- * Live processes (other than this one) whose environment has `NAME=value`, or any `NAME=…` when `value`
- * is omitted. Run as root, a test sees every user's processes.
+ * Live processes (other than this one) whose environment has `NAME=value`, `NAME=…` with a value the
+ * predicate accepts, or any `NAME=…` when `value` is omitted. Run as root, a test sees every user's
+ * processes.
  */
-export function pidsWithEnv(name: string, value?: string): number[] {
+export function pidsWithEnv(name: string, value?: string | ((value: string) => boolean)): number[] {
+  const accepts =
+    value === undefined ? () => true : typeof value === 'string' ? (v: string) => v === value : value;
   const out: number[] = [];
   for (const pid of processTable().keys()) {
     if (pid === process.pid) continue;
-    try {
-      const env = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
-      const hit =
-        value === undefined ? env.some((kv) => kv.startsWith(`${name}=`)) : env.includes(`${name}=${value}`);
-      if (hit) out.push(pid);
-    } catch {
-      // gone, or not ours to read
-    }
+    const found = processEnvValue(pid, name);
+    if (found !== undefined && accepts(found)) out.push(pid);
   }
   return out;
+}
+
+/** The argument vector of a process, or undefined when it is gone. */
+export function processCmdline(pid: number): string[] | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').filter(Boolean);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A field of `/proc/PID/status` in kB (e.g. `VmRSS`, `VmHWM`), or undefined. */
+export function procStatusKb(pid: number | 'self', field: string): number | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Number of live processes marked with `CONCH_COMMAND_ID=id` (a command and what it started). */

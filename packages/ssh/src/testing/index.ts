@@ -4,13 +4,13 @@
  * openssh-server) and `python3`. See {@link createSshFixture}.
  */
 
+/** The /proc helpers, from their one definition in `@conch/node/testing` (re-exported for SSH tests). */
+export { pidsWithEnv, processTree } from '@conch/node/testing';
 export {
   createSshFixture,
   freePort,
   killAndWait,
-  pidsWithEnv,
   portAccepts,
-  processTree,
   REAPER,
   type Sshd,
   type SshdOptions,

@@ -17,19 +17,11 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive, processTree } from '@conch/node/testing';
 
 /**
  * A tiny reaper that sshd runs under: it makes itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so
@@ -182,53 +174,6 @@ export function portAccepts(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** Every process as pid → ppid. */
-function processTable(): Map<number, number> {
-  const table = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] === 'Z') continue;
-      table.set(pid, Number(fields[1]));
-    } catch {
-      // gone
-    }
-  }
-  return table;
-}
-
-/** `root` and all its live descendants. */
-export function processTree(root: number): number[] {
-  const table = processTable();
-  if (!table.has(root)) return [];
-  const out = [root];
-  for (let i = 0; i < out.length; i++) {
-    for (const [pid, ppid] of table) if (ppid === out[i]) out.push(pid);
-  }
-  return out;
-}
-
-/** Live processes whose environment has NAME=value (the test runs as root and sees them all). */
-export function pidsWithEnv(name: string, value: string): number[] {
-  const out: number[] = [];
-  for (const pid of processTable().keys()) {
-    try {
-      if (readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(`${name}=${value}`))
-        out.push(pid);
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-function isAlive(pid: number): boolean {
-  return processTable().has(pid);
 }
 
 /** Kills the given processes with SIGKILL and waits until they are gone. */
