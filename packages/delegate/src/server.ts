@@ -9,8 +9,8 @@
 
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { ConchError, ErrorCode } from '@conch/core';
+import { isEndedState, listPids, readProcStat } from '@conch/node';
 import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
 import { findOpencode, OPENCODE_INSTALL_HINT } from './locate.js';
 
@@ -198,9 +198,9 @@ async function stopGuard(child: ChildProcess, graceMs = 1500): Promise<void> {
  * process not yet reaped by its parent); elsewhere it asks the kernel with signal 0.
  */
 export function processGroupAlive(pgid: number): boolean {
-  let entries: string[];
+  let pids: number[];
   try {
-    entries = readdirSync('/proc');
+    pids = listPids();
   } catch {
     try {
       process.kill(-pgid, 0);
@@ -209,15 +209,9 @@ export function processGroupAlive(pgid: number): boolean {
       return false;
     }
   }
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] !== 'Z' && Number(fields[2]) === pgid) return true;
-    } catch {
-      // The process ended meanwhile.
-    }
+  for (const pid of pids) {
+    const stat = readProcStat(pid);
+    if (stat !== undefined && !isEndedState(stat.state) && stat.pgrp === pgid) return true;
   }
   return false;
 }

@@ -18,6 +18,10 @@ export {
 } from './file-spill-store.js';
 /** Expands a leading `~`/`~/` in a user-given path to the home directory. */
 export { expandHomePath } from './home-path.js';
+/** The fields of `/proc/PID/stat` conch uses. */
+export type { ProcStat } from './proc-stat.js';
+/** The one reader of `/proc/PID/stat` and the pid list; process liveness. */
+export { isEndedState, isProcessAlive, listPids, readProcStat } from './proc-stat.js';
 /** A server instance (pid and start time), as owner of processes and private directories. */
 export type { ServerInstance } from './server-instance.js';
 /** Instance identity, liveness and the marker of private directories; removal of dead instances' dirs. */

@@ -8,6 +8,7 @@
 import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isEndedState, readProcStat } from './proc-stat.js';
 
 /** One server instance: its pid and its start time in clock ticks since boot. */
 export interface ServerInstance {
@@ -20,16 +21,9 @@ export const INSTANCE_MARKER = '.conch-instance';
 
 /** The start time of `pid` (clock ticks since boot), or undefined when it is gone or a zombie. */
 export function processStartTime(pid: number): number | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
-  const start = Number(fields[19]);
-  return Number.isFinite(start) ? start : undefined;
+  const stat = readProcStat(pid);
+  if (stat === undefined || isEndedState(stat.state)) return undefined;
+  return Number.isFinite(stat.startTime) ? stat.startTime : undefined;
 }
 
 /** This process as a server instance. */

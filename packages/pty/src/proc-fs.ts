@@ -5,57 +5,11 @@
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { InputWaitFacts, ProcSample } from '@conch/core';
+import { isProcessAlive, listPids, type ProcStat, readProcStat } from '@conch/node';
 
-/** The fields of /proc/PID/stat conch uses. */
-export interface ProcStat {
-  pid: number;
-  comm: string;
-  state: string;
-  ppid: number;
-  pgrp: number;
-  session: number;
-  /** Foreground process group of the process's controlling terminal (-1 if none). */
-  tpgid: number;
-}
-
-/** Reads /proc/PID/stat, or undefined when the process is gone. */
-export function readStat(pid: number): ProcStat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  if (open < 0 || close < 0) return undefined;
-  const fields = text.slice(close + 2).split(' ');
-  return {
-    pid,
-    comm: text.slice(open + 1, close),
-    state: fields[0] ?? '?',
-    ppid: Number(fields[1]),
-    pgrp: Number(fields[2]),
-    session: Number(fields[3]),
-    tpgid: Number(fields[5]),
-  };
-}
-
-/** Every PID currently in /proc. */
-export function listPids(): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (Number.isInteger(pid) && pid > 0) pids.push(pid);
-  }
-  return pids;
-}
-
-/** True while the process exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  const stat = readStat(pid);
-  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
-}
+export type { ProcStat };
+/** The one `/proc/PID/stat` reader lives in `@conch/node`; these names are kept for the driver's modules. */
+export { isProcessAlive as isAlive, listPids, readProcStat as readStat };
 
 /** The value of one variable in a process's initial environment, or undefined. */
 export function readEnvVar(pid: number, name: string): string | undefined {
@@ -74,7 +28,7 @@ export function readEnvVar(pid: number, name: string): string | undefined {
 export function snapshotProcesses(): Map<number, ProcStat> {
   const all = new Map<number, ProcStat>();
   for (const pid of listPids()) {
-    const stat = readStat(pid);
+    const stat = readProcStat(pid);
     if (stat) all.set(pid, stat);
   }
   return all;

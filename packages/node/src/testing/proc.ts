@@ -4,6 +4,7 @@
  * `CONCH_COMMAND_ID` and `CONCH_OWNER`). Zombies count as gone.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { isProcessAlive, type ProcStat, readProcStat } from '../proc-stat.js';
 
 /** Every live (non-zombie) process as pid → parent pid. */
 export function processTable(): Map<number, number> {
@@ -17,39 +18,16 @@ export function processTable(): Map<number, number> {
   return table;
 }
 
-/** Fields of `/proc/PID/stat` tests look at. */
-export interface ProcessStat {
-  /** One-letter state (`R`, `S`, `Z`, …). */
-  state: string;
-  ppid: number;
-  /** Process group. */
-  pgrp: number;
-  /** Session. */
-  session: number;
-}
+/** Fields of `/proc/PID/stat`, as the one reader gives them. */
+export type ProcessStat = ProcStat;
 
 /** The state, parent, group and session of `pid`, or undefined when it is gone. */
 export function processStat(pid: number): ProcessStat | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return {
-    state: fields[0] ?? '',
-    ppid: Number(fields[1]),
-    pgrp: Number(fields[2]),
-    session: Number(fields[3]),
-  };
+  return readProcStat(pid);
 }
 
 /** True while a process with this pid exists and is not a zombie. */
-export function isAlive(pid: number): boolean {
-  const state = processStat(pid)?.state;
-  return state !== undefined && state !== 'Z' && state !== 'X';
-}
+export const isAlive: (pid: number) => boolean = isProcessAlive;
 
 /** The live descendants of `root` (without it). */
 export function descendants(root: number): number[] {
