@@ -30,6 +30,7 @@ import type {
 import * as z from 'zod';
 import { renderError } from './render.js';
 import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
+import { MCP_VOCABULARY } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolCallContext {
@@ -169,7 +170,7 @@ export function invalidArgumentFromZod(
 /** The docs/tools.md wire shape of any error (data made JSON-safe). */
 export function errorInfo(error: unknown): ErrorInfo {
   const conch = toConchError(error);
-  const json = conch.toJSON();
+  const json = conch.toJSON(MCP_VOCABULARY);
   const info: ErrorInfo = { code: json.code, message: json.message };
   if (json.hint !== undefined) info.hint = json.hint;
   if (json.data !== undefined) {

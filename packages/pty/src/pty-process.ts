@@ -12,9 +12,11 @@ import {
   decideInputWait,
   ErrorCode,
   type ExitInfo,
+  hint,
   type InputWaitEvidence,
   type KillReport,
   type TerminalProcess,
+  verb,
 } from '@conch/core';
 import type { IPty } from 'node-pty';
 import { foregroundGroupNames } from './foreground.js';
@@ -207,7 +209,7 @@ export class PtyProcess implements TerminalProcess {
               ErrorCode.WRITE_TIMEOUT,
               `The terminal did not accept input within ${deadlineMs} ms.`,
               {
-                hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
+                hint: hint`The program stopped reading its input. Use ${verb('sendControl')} ctrl+c or ${verb('killProcess')}.`,
               },
             ),
           );

@@ -11,10 +11,12 @@ import {
   decideInputWait,
   ErrorCode,
   type ExitInfo,
+  hint,
   type InputWaitEvidence,
   type KillReport,
   parseInputWaitReport,
   type TerminalProcess,
+  verb,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
 import {
@@ -239,7 +241,7 @@ export class SshChannelProcess implements TerminalProcess {
               ErrorCode.WRITE_TIMEOUT,
               `The terminal did not accept input within ${deadlineMs} ms.`,
               {
-                hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
+                hint: hint`The program stopped reading its input. Use ${verb('sendControl')} ctrl+c or ${verb('killProcess')}.`,
               },
             ),
           ),
