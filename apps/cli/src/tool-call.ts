@@ -4,6 +4,8 @@
  * as `{ structured, isError }` with errors worded for the CLI.
  */
 
+import { VERBS, type Vocabulary } from '@conch/core';
+import { MCP_VOCABULARY } from '@conch/mcp';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startSpinner } from './terminal-output.js';
@@ -25,26 +27,39 @@ export class ConchCliError extends Error {
   }
 }
 
-/** MCP tool names as they appear in hints, and the CLI command that does the same. */
-const CLI_WORDS: Record<string, string> = {
-  kill_process: 'conch kill',
-  read_output: 'conch read',
-  respond: 'conch respond',
-  send_control: 'conch key',
-  list_processes: 'conch ps',
-  list_sessions: 'conch sessions',
-  close_session: 'conch close',
-  check_command: 'conch check',
-  connect_ssh: 'conch ssh',
+/** The CLI command of each verb that hints point at (`create_local` has no CLI command of its own). */
+export const CLI_VOCABULARY: Vocabulary = {
+  createLocal: 'conch exec',
+  connectSsh: 'conch ssh',
+  listSessions: 'conch sessions',
+  closeSession: 'conch close',
   execute: 'conch exec',
+  readOutput: 'conch read',
+  respond: 'conch respond',
+  sendControl: 'conch key',
+  listProcesses: 'conch ps',
+  killProcess: 'conch kill',
+  checkCommand: 'conch check',
 };
+
+/**
+ * MCP tool names as they appear in hints (the CLI talks to the MCP face), and the CLI command that does
+ * the same: both from the vocabularies.
+ */
+const CLI_WORDS: Record<string, string> = Object.fromEntries(
+  VERBS.filter((verb) => verb !== 'createLocal').map((verb) => [MCP_VOCABULARY[verb], CLI_VOCABULARY[verb]]),
+);
+
+/** A tool name of {@link CLI_WORDS}, optionally in backticks, followed by punctuation, a space or the end. */
+const CLI_WORDS_PATTERN = new RegExp(
+  `\`?\\b(${Object.keys(CLI_WORDS).join('|')})\\b\`?(?=[\\s.,;:)(]|$)`,
+  'g',
+);
 
 /** Rewords a message or hint that names MCP tools into CLI commands. */
 export function inCliWords(text: string): string {
-  return text.replace(
-    /`?\b(kill_process|read_output|respond|send_control|list_processes|list_sessions|close_session|check_command|connect_ssh|execute)\b`?(?=[\s.,;:)(]|$)/g,
-    (match, name: string) =>
-      match.startsWith('`') || match.endsWith('`') ? `\`${CLI_WORDS[name]}\`` : (CLI_WORDS[name] ?? name),
+  return text.replace(CLI_WORDS_PATTERN, (match, name: string) =>
+    match.startsWith('`') || match.endsWith('`') ? `\`${CLI_WORDS[name]}\`` : (CLI_WORDS[name] ?? name),
   );
 }
 

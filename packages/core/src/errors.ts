@@ -25,12 +25,17 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 /** All error codes, in the documented order. */
 export const ERROR_CODES: readonly ErrorCode[] = Object.values(ErrorCode);
 
+import { type Hint, NEUTRAL_VOCABULARY, type Vocabulary, wordHint } from './hint.js';
+
 const BRAND = Symbol.for('conch.ConchError');
 
 /** Options for {@link ConchError}. */
 export interface ConchErrorOptions {
-  /** What the caller can do about it, e.g. "call list_sessions to see valid ids". */
-  hint?: string;
+  /**
+   * What the caller can do about it: plain text, or a face-neutral {@link Hint} when it points at
+   * another operation (each face words the verbs, see `hint.ts`).
+   */
+  hint?: string | Hint;
   /** Machine-readable details (never secrets). */
   data?: Record<string, unknown>;
   /** The underlying error, if any. */
@@ -43,14 +48,15 @@ export interface ConchErrorOptions {
  */
 export class ConchError extends Error {
   readonly code: ErrorCode;
-  readonly hint: string | undefined;
+  /** The hint in face-neutral form (undefined when there is none). */
+  readonly hintParts: Hint | undefined;
   readonly data: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: ConchErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ConchError';
     this.code = code;
-    this.hint = options.hint;
+    this.hintParts = typeof options.hint === 'string' ? [options.hint] : options.hint;
     this.data = options.data;
     Object.defineProperty(this, BRAND, { value: true });
   }
@@ -60,12 +66,31 @@ export class ConchError extends Error {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
 
-  /** The wire shape of docs/tools.md: `{ code, message, hint?, data? }`. */
-  toJSON(): { code: ErrorCode; message: string; hint?: string; data?: Record<string, unknown> } {
+  /** The hint worded with the neutral vocabulary (faces use {@link ConchError.hintIn}). */
+  get hint(): string | undefined {
+    return this.hintIn(NEUTRAL_VOCABULARY);
+  }
+
+  /** The hint worded with a face's vocabulary. */
+  hintIn(vocabulary: Vocabulary): string | undefined {
+    return this.hintParts === undefined ? undefined : wordHint(this.hintParts, vocabulary);
+  }
+
+  /**
+   * The wire shape of docs/tools.md: `{ code, message, hint?, data? }`, the hint worded with
+   * `vocabulary` (default: the neutral one).
+   */
+  toJSON(vocabulary: Vocabulary = NEUTRAL_VOCABULARY): {
+    code: ErrorCode;
+    message: string;
+    hint?: string;
+    data?: Record<string, unknown>;
+  } {
+    const hint = this.hintIn(vocabulary);
     return {
       code: this.code,
       message: this.message,
-      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      ...(hint === undefined ? {} : { hint }),
       ...(this.data === undefined ? {} : { data: this.data }),
     };
   }

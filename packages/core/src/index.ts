@@ -65,8 +65,21 @@ export {
   USER_PATTERN_SYNTAX,
 } from './engine/user-pattern.js';
 export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
-// Errors (docs/tools.md)
 export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';
+// Errors (docs/tools.md)
+/** Face-neutral hints: references to operations that each face words with its vocabulary. */
+export {
+  type Hint,
+  type HintPart,
+  hint,
+  NEUTRAL_VOCABULARY,
+  VERBS,
+  type Verb,
+  type VerbRef,
+  type Vocabulary,
+  verb,
+  wordHint,
+} from './hint.js';
 /** The one input-wait decision from /proc facts, shared by every driver (see docs/waiting.md). */
 export {
   decideInputWait,

@@ -8,6 +8,7 @@
 import type { Clock, TimerHandle } from './clock.js';
 import type { Disposable, ExitInfo, KillReport, TerminalProcess } from './driver.js';
 import { ConchError, ErrorCode } from './errors.js';
+import { hint, verb } from './hint.js';
 
 const encoder = new TextEncoder();
 
@@ -22,7 +23,7 @@ export function writeTimeoutError(deadlineMs: number): ConchError {
     ErrorCode.WRITE_TIMEOUT,
     `The terminal did not accept input within ${deadlineMs} ms.`,
     {
-      hint: 'The program stopped reading its input. Use send_control ctrl+c or kill_process.',
+      hint: hint`The program stopped reading its input. Use ${verb('sendControl')} ctrl+c or ${verb('killProcess')}.`,
     },
   );
 }

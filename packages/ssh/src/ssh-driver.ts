@@ -18,9 +18,11 @@ import {
   type Disposable,
   type Driver,
   ErrorCode,
+  hint,
   type OpenShellOptions,
   type SpawnOptions,
   type TerminalProcess,
+  verb,
 } from '@conch/core';
 import type { Client, ClientChannel, PseudoTtyOptions } from 'ssh2';
 import { type ChannelHost, SshChannelProcess } from './channel-process.js';
@@ -293,7 +295,7 @@ export class SshDriver implements Driver {
   private assertUsable(terminal: boolean): void {
     if (this.lostReason !== undefined) {
       throw new ConchError(ErrorCode.SESSION_LOST, `The SSH connection is lost: ${this.lostReason}.`, {
-        hint: 'Reconnect with connect_ssh.',
+        hint: hint`Reconnect with ${verb('connectSsh')}.`,
       });
     }
     if (this.disposed || (terminal && this.closing)) {
@@ -396,7 +398,7 @@ export class SshDriver implements Driver {
         ErrorCode.LIMIT_REACHED,
         `The SSH server refuses more channels on this connection (its MaxSessions limit) and ${why}.`,
         {
-          hint: "Finish or kill some background commands (list_processes), raise MaxSessions in the server's sshd_config, or connect with a key or ssh-agent so that conch can open extra connections.",
+          hint: hint`Finish or kill some background commands (${verb('listProcesses')}), raise MaxSessions in the server's sshd_config, or connect with a key or ssh-agent so that conch can open extra connections.`,
         },
       );
     }

@@ -14,6 +14,7 @@ import type {
   TerminalProcess,
 } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
+import { hint, verb } from '../hint.js';
 import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
@@ -220,7 +221,7 @@ export class SessionManager {
       throw new ConchError(
         ErrorCode.LIMIT_REACHED,
         `Session limit reached: ${this.sessions.size} of ${this.limits.maxSessions} sessions are open.`,
-        { hint: 'Close a session with close_session (list_sessions shows them).' },
+        { hint: hint`Close a session with ${verb('closeSession')} (${verb('listSessions')} shows them).` },
       );
     }
     this.pendingOpens++;
@@ -316,7 +317,7 @@ export class SessionManager {
     const session = this.sessions.get(sessionId);
     if (!session) {
       throw new ConchError(ErrorCode.SESSION_NOT_FOUND, `Invalid session_id: ${JSON.stringify(sessionId)}.`, {
-        hint: `Valid session ids: ${[...this.sessions.keys()].join(', ') || '(none)'}; call list_sessions.`,
+        hint: hint`Valid session ids: ${[...this.sessions.keys()].join(', ') || '(none)'}; call ${verb('listSessions')}.`,
       });
     }
     return session;
@@ -342,7 +343,7 @@ export class SessionManager {
     const session = this.getSession(sessionId);
     if (!session.proc) {
       throw new ConchError(ErrorCode.SESSION_CLOSED, `Session ${sessionId} is closed.`, {
-        hint: 'list_sessions shows the open sessions.',
+        hint: hint`${verb('listSessions')} shows the open sessions.`,
       });
     }
     let readOnlyReason: string | undefined;
@@ -820,12 +821,12 @@ export class SessionManager {
     const session = this.getSession(id);
     if (session.state === 'closed') {
       throw new ConchError(ErrorCode.SESSION_CLOSED, `Session ${id} is closed (its shell exited).`, {
-        hint: 'Open a new session with create_local or connect_ssh, or omit session_id to use the default session.',
+        hint: hint`Open a new session with ${verb('createLocal')} or ${verb('connectSsh')}, or omit session_id to use the default session.`,
       });
     }
     if (session.state === 'lost') {
       throw new ConchError(ErrorCode.SESSION_LOST, `Session ${id} is lost (its connection went away).`, {
-        hint: 'Reconnect with connect_ssh; close_session removes the lost session.',
+        hint: hint`Reconnect with ${verb('connectSsh')}; ${verb('closeSession')} removes the lost session.`,
       });
     }
     return session;
@@ -836,7 +837,7 @@ export class SessionManager {
     const command = this.commands.get(commandId);
     if (!command) {
       throw new ConchError(ErrorCode.COMMAND_NOT_FOUND, `Invalid command_id: ${JSON.stringify(commandId)}.`, {
-        hint: 'The id is unknown or was pruned (finished > 30 min ago or beyond the newest 200); list_processes shows valid ids.',
+        hint: hint`The id is unknown or was pruned (finished > 30 min ago or beyond the newest 200); ${verb('listProcesses')} shows valid ids.`,
       });
     }
     return command;
@@ -848,7 +849,9 @@ export class SessionManager {
       throw new ConchError(
         ErrorCode.COMMAND_FINISHED,
         `Command ${commandId} has already finished (${command.state}, exit code ${command.exitCode}); it takes no input.`,
-        { hint: 'read_output still returns its log; run a new command with execute.' },
+        {
+          hint: hint`${verb('readOutput')} still returns its log; run a new command with ${verb('execute')}.`,
+        },
       );
     }
     return command;
@@ -1251,7 +1254,9 @@ export class SessionManager {
       throw new ConchError(
         ErrorCode.LIMIT_REACHED,
         `Live command limit reached: ${live} of ${this.limits.maxLiveCommands} commands are running.`,
-        { hint: 'Kill finished-with background commands with kill_process (list_processes shows them).' },
+        {
+          hint: hint`Kill finished-with background commands with ${verb('killProcess')} (${verb('listProcesses')} shows them).`,
+        },
       );
     }
   }
@@ -1300,7 +1305,7 @@ export class SessionManager {
     if (decision.decision === 'deny') {
       const denied = decision.commands.find((c) => c.decision === 'deny');
       throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${decision.reason}`, {
-        hint: 'Nothing was run. check_command explains the decision per sub-command.',
+        hint: hint`Nothing was run. ${verb('checkCommand')} explains the decision per sub-command.`,
         data: {
           ...(denied ? { command: denied.text, rule: denied.rule ?? null } : {}),
           decision,
@@ -1334,7 +1339,7 @@ export class SessionManager {
         reason,
       });
       throw new ConchError(ErrorCode.POLICY_DENIED, `Denied by policy: ${reason}`, {
-        hint: 'Nothing was typed. Under a policy, type whole command lines into a shell (respond with enter), one at a time, while it waits for input.',
+        hint: hint`Nothing was typed. Under a policy, type whole command lines into a shell (${verb('respond')} with enter), one at a time, while it waits for input.`,
         data: { kind },
       });
     };

@@ -10,7 +10,9 @@
  * Pure: no I/O. Application-cursor mode (DECCKM) comes from the caller, e.g. from
  * {@link CursorKeyModeTracker} fed with the terminal's output.
  */
+
 import { ConchError, ErrorCode } from '../errors.js';
+import { hint, verb } from '../hint.js';
 
 /** Options for {@link encodeKeys}. */
 export interface KeyEncodeOptions {
@@ -177,7 +179,7 @@ function invalidKey(name: unknown, why: string): ConchError {
     ErrorCode.INVALID_ARGUMENT,
     `Unknown key ${shown} (${why}). Valid keys: ${VALID_KEYS_DESCRIPTION}.`,
     {
-      hint: 'To type text, use respond instead of send_control.',
+      hint: hint`To type text, use ${verb('respond')} instead of ${verb('sendControl')}.`,
       data: { key: typeof name === 'string' ? name : shown, valid: KEY_NAMES },
     },
   );

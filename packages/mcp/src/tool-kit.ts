@@ -18,6 +18,7 @@
  */
 
 import { type CallContext, ConchError, ErrorCode, toConchError } from '@conch/core';
+import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type {
@@ -27,9 +28,9 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import type { Logger } from './logger.js';
 import { renderError } from './render.js';
 import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
+import { MCP_VOCABULARY } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolCallContext {
@@ -169,7 +170,7 @@ export function invalidArgumentFromZod(
 /** The docs/tools.md wire shape of any error (data made JSON-safe). */
 export function errorInfo(error: unknown): ErrorInfo {
   const conch = toConchError(error);
-  const json = conch.toJSON();
+  const json = conch.toJSON(MCP_VOCABULARY);
   const info: ErrorInfo = { code: json.code, message: json.message };
   if (json.hint !== undefined) info.hint = json.hint;
   if (json.data !== undefined) {

@@ -18,8 +18,10 @@ import {
   type AbortSignalLike,
   ConchError,
   ErrorCode,
+  hint,
   type SessionInfo,
   type SessionManager,
+  verb,
 } from '@conch/core';
 import {
   type ConnectSshOptions,
@@ -324,7 +326,9 @@ function registerConnectSsh(
         throw new ConchError(
           ErrorCode.LIMIT_REACHED,
           `Session limit reached: ${open} of ${limits.maxSessions} sessions are open; nothing was connected.`,
-          { hint: 'Close a session with close_session (list_sessions shows them), then connect again.' },
+          {
+            hint: hint`Close a session with ${verb('closeSession')} (${verb('listSessions')} shows them), then connect again.`,
+          },
         );
       }
       const policy = args.host_key_policy ?? defaultPolicy;
