@@ -29,7 +29,7 @@ import type {
 import * as z from 'zod';
 import type { Logger } from './logger.js';
 import { renderError } from './render.js';
-import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
+import { type ErrorInfo, outputSchemaFor, type Shape, withoutDescriptions } from './schemas.js';
 
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolCallContext {
@@ -48,6 +48,11 @@ export interface ConchToolDefinition<I extends z.ZodObject, R> {
   input: I;
   /** The exact result shape (the output schema also accepts the error shape). */
   output: Shape;
+  /**
+   * The tool whose output schema describes this same result in full: this one lists the fields without
+   * their descriptions (the listing says each definition once).
+   */
+  outputDescribedBy?: string;
   annotations: ToolAnnotations;
   run(args: z.output<I>, context: ToolCallContext): Promise<R> | R;
   /** The text block: renders the same result. */
@@ -240,7 +245,10 @@ export function registerConchTool<I extends z.ZodObject, R>(
       title: definition.title,
       description: definition.description,
       inputSchema: lenientTwin(definition.input),
-      outputSchema: outputSchemaFor(definition.output),
+      outputSchema:
+        definition.outputDescribedBy === undefined
+          ? outputSchemaFor(definition.output)
+          : outputSchemaFor(withoutDescriptions(definition.output), { describeError: false }),
       annotations: { title: definition.title, ...definition.annotations },
     },
     async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {
