@@ -12,18 +12,20 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import {
   createConchServer,
-  createLocalEngine,
-  createLogger,
   delegateTool,
-  type Logger,
-  type ResolvedConfig,
-  resolveConfig,
   SHUTDOWN_DEADLINE_MS,
   sshTools,
   type ToolRegistrar,
-} from '@conch/mcp-server';
+} from '@conch/mcp';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
+import {
+  createLocalEngine,
+  createLogger,
+  type Logger,
+  type ResolvedConfig,
+  resolveConfig,
+} from '@conch/service';
 import { serveAttach } from './attach-protocol.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { SocketTransport } from './socket-transport.js';

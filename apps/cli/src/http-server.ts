@@ -8,15 +8,9 @@
 
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import {
-  createConchServer,
-  createLocalEngine,
-  createLogger,
-  type ResolvedConfig,
-  SHUTDOWN_DEADLINE_MS,
-  sshTools,
-} from '@conch/mcp-server';
+import { createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
 import { createAuditLog, Policy } from '@conch/policy';
+import { createLocalEngine, createLogger, type ResolvedConfig } from '@conch/service';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 

@@ -5,7 +5,8 @@
  * client finds its sessions and commands again.
  */
 
-import { type CliSettings, serveStdio } from '@conch/mcp-server';
+import { serveStdio } from '@conch/mcp';
+import type { CliSettings } from '@conch/service';
 import { openDaemonSocket } from './daemon-client.js';
 
 /** Serves MCP over stdio with a private engine (what `conch-mcp` does), with `conch-mcp`'s flags. */

@@ -11,7 +11,7 @@ import {
   type ResolvedConfig,
   resolveConfig,
   settingsFromOptions,
-} from '@conch/mcp-server';
+} from '@conch/service';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { attachSession } from './attach-command.js';

@@ -2,7 +2,7 @@
 /**
  * `conch-mcp`: the conch MCP server over stdio. See `main.ts` and the README for flags.
  */
-import { main } from './main.js';
+import { main } from '@conch/mcp';
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),

@@ -28,7 +28,7 @@ import {
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh';
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
-import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profiles.js';
+import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
 
 /** A configuration problem: the message is for a person and names the bad value and the valid ones. */
 export class ConfigError extends Error {

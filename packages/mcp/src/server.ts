@@ -5,10 +5,10 @@
 
 import { createRequire } from 'node:module';
 import { ConchError, ErrorCode, SessionManager, type SessionManagerOptions } from '@conch/core';
+import { type Logger, silentLogger } from '@conch/service';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type * as z from 'zod';
 import { serverInstructions } from './instructions.js';
-import { type Logger, silentLogger } from './logger.js';
 import { COMPAT_PROFILES, isProfile, type Profile, unknownProfileMessage } from './profiles.js';
 import { type ConchToolDefinition, registerConchTool } from './tool-kit.js';
 import { registerDefaultTools } from './tools.js';

@@ -5,7 +5,7 @@
  */
 
 import { Delegator, delegateTaskTool, findOpencode } from '@conch/delegate';
-import type { Logger } from './logger.js';
+import type { Logger } from '@conch/service';
 import type { ToolRegistrar } from './server.js';
 
 /** The registrar and the cleanup of `delegate_task`. */

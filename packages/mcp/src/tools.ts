@@ -20,9 +20,9 @@ import {
   USER_PATTERN_MAX_CHARS,
   USER_PATTERN_SYNTAX,
 } from '@conch/core';
+import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
-import type { Logger } from './logger.js';
 import {
   type CallInfo,
   renderClosed,

@@ -18,6 +18,7 @@
  */
 
 import { type CallContext, ConchError, ErrorCode, toConchError } from '@conch/core';
+import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type {
@@ -27,7 +28,6 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import type { Logger } from './logger.js';
 import { renderError } from './render.js';
 import { type ErrorInfo, outputSchemaFor, type Shape, withoutDescriptions } from './schemas.js';
 

@@ -12,11 +12,18 @@
 
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
-import { parseCliArgs } from './cli-options.js';
-import { type CliSettings, ConfigError, type ResolvedConfig, resolveConfig } from './config.js';
+import {
+  type CliSettings,
+  ConfigError,
+  createLocalEngine,
+  createLogger,
+  type EngineGuards,
+  type Logger,
+  parseCliArgs,
+  type ResolvedConfig,
+  resolveConfig,
+} from '@conch/service';
 import { delegateTool } from './delegate-tool.js';
-import { createLocalEngine, type EngineGuards } from './engine.js';
-import { createLogger, type Logger } from './logger.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
 import { ConchStdioTransport } from './stdio-transport.js';

@@ -8,7 +8,7 @@ import { HOST_KEY_POLICIES } from '@conch/ssh';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';
-import { PROFILES } from './profiles.js';
+import { PROFILES } from './profile-names.js';
 
 function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
   const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;

@@ -1,0 +1,44 @@
+/**
+ * @conch/mcp — conch's MCP face: the tools over the engine, their schemas, rendering and instructions,
+ * the compatibility profiles and the bounded stdio server that `conch-mcp` and `conch mcp` both run.
+ */
+
+/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
+export { type DelegateTool, delegateTool } from './delegate-tool.js';
+/** The server instructions text. */
+export { serverInstructions } from './instructions.js';
+/** Runs the stdio server (what `conch-mcp` does). */
+export { defaultGuards, type MainHooks, main, SHUTDOWN_DEADLINE_MS, serveStdio } from './main.js';
+export type { AnyToolDefinition, CompatProfile } from './profiles/profile.js';
+/** The tool surfaces `--profile` accepts. */
+export { COMPAT_PROFILES } from './profiles.js';
+/** Result and error schemas (zod) of the tools. */
+export {
+  CommandResultShape,
+  type ErrorInfo,
+  ErrorInfoSchema,
+  outputSchemaFor,
+  ProcessSchema,
+  SessionSchema,
+} from './schemas.js';
+/** Options, result and the extra-tool extension point of {@link createConchServer}. */
+export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarContext } from './server.js';
+/** Creates an McpServer exposing a SessionManager through the default-profile tools. */
+export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
+/** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
+export {
+  type ConnectSshResult,
+  clientCanElicit,
+  registerSshTools,
+  SSH_TOOL_NAMES,
+  type SshToolsOptions,
+  sshTools,
+} from './ssh-tools.js';
+/** The bounded stdio transport. */
+export { ConchStdioTransport } from './stdio-transport.js';
+/** A tool definition for {@link registerConchTool}. */
+export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
+/** Registers one tool with conch's validation, result, error, progress and logging guarantees. */
+export { errorResult, invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
+/** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
+export { DEFAULT_TOOL_NAMES, registerDefaultTools } from './tools.js';

@@ -1,0 +1,33 @@
+/**
+ * @conch/service — what every face of conch (the MCP server, the CLI) shares: configuration (the
+ * `conch.config.json` schema and the flags→config resolution), the local engine built from it, the
+ * stderr logger and the profile names.
+ */
+
+/** The command line flags of the server faces (`conch-mcp`, `conch mcp`) and their parser. */
+export {
+  addServerOptions,
+  buildProgram,
+  type ParsedArgs,
+  parseCliArgs,
+  settingsFromOptions,
+} from './cli-options.js';
+/** Configuration: config file schema, merge of file and flags. */
+export {
+  type CliSettings,
+  ConfigError,
+  type ConfigFile,
+  ConfigFileSchema,
+  engineDefaults,
+  engineLimits,
+  loadConfigFile,
+  type ResolvedConfig,
+  resolveConfig,
+  type SshSettings,
+} from './config.js';
+/** The local engine (driver, spill store, screen, SessionManager) built from a configuration. */
+export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine.js';
+/** The stderr logger. */
+export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
+/** The profile names `--profile` accepts. */
+export { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
