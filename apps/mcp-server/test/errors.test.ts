@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 
@@ -21,6 +23,26 @@ describe('errors are docs/tools.md tool results and never crash the server', () 
     }
     const respond = await h.call('respond', { command_id: 'c_doesnotexist', text: 'x' });
     expect(respond.error?.code).toBe('COMMAND_NOT_FOUND');
+  });
+
+  test('an unknown or missing shell → INVALID_ARGUMENT naming it and the shells found on this machine', async () => {
+    const found = ['bash', 'sh', 'zsh', 'dash', 'fish', 'ksh', 'tcsh'].filter((name) =>
+      (process.env.PATH ?? '').split(':').some((dir) => existsSync(join(dir, name))),
+    );
+    expect(found).toContain('bash');
+    const missing = ['fish', 'tcsh', 'ksh'].find((name) => !found.includes(name)) ?? 'no-such-shell';
+    for (const shell of [missing, 'no-such-shell', '/nope/bash']) {
+      const r = await h.call('create_local', { shell });
+      expect(r.error?.code, shell).toBe('INVALID_ARGUMENT');
+      expect(r.text, shell).toContain(JSON.stringify(shell));
+      const shellsLine = /found on this host: ([^.]*)\./.exec(r.text)?.[1] ?? '';
+      for (const name of found) expect(shellsLine.split(', '), shell).toContain(name);
+      expect(shellsLine).not.toContain(missing);
+    }
+    // The server still works, and no session was left half-created.
+    expect((await h.exec('echo still-here')).output).toBe('still-here');
+    const sessions = await h.call('list_sessions', {});
+    expect(sessions.text).not.toContain(missing);
   });
 
   test('unknown key → INVALID_ARGUMENT listing the valid keys; nothing is sent', async () => {

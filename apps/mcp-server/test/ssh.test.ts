@@ -245,6 +245,57 @@ describe('a session over SSH', () => {
   });
 });
 
+describe("what the remote host's ps shows", () => {
+  it('no command line on the remote carries a nonce, the environment or a start-up script', async () => {
+    const recording = await fx.startSshd({ recordCommands: true });
+    const remote = await connectOk(h, keyLogin({ port: recording.port }));
+    const nonce = (await exec(h, remote.session_id, 'printf %s "$__conch_n"')).output.trim();
+    expect(nonce).toMatch(/^[A-Za-z0-9]{8,64}$/);
+    const bg = await call<CommandResult>(h, 'execute', {
+      command: 'sleep 300',
+      session_id: remote.session_id,
+      background: true,
+    });
+    expect(bg.structured.reason).toBe('background');
+    const id = bg.structured.command_id!;
+    const pids = pidsWithEnv('CONCH_COMMAND_ID', id);
+    expect(pids.length).toBeGreaterThan(0);
+    for (const pid of pids) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+      expect(argv, `pid ${pid}`).not.toContain(nonce);
+      expect(argv, `pid ${pid}`).not.toMatch(/\]6975;|__CONCH_NONCE=/);
+    }
+    // An isolated command (the shell is busy), with the nonce read from its environment, still reports
+    // its exit status.
+    const busy = await call<CommandResult>(h, 'execute', {
+      command: 'read y',
+      session_id: remote.session_id,
+      pause_timeout: 0.5,
+    });
+    expect(busy.structured.status).toBe('partial');
+    const isolated = await exec(h, remote.session_id, 'echo isolated-ok; exit 3');
+    expect(isolated).toMatchObject({ status: 'completed', exit_code: 3, output: 'isolated-ok' });
+    await h.ok('respond', { command_id: busy.structured.command_id, text: '' });
+    await h.ok('kill_process', { command_id: id });
+    await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', id).length === 0, {
+      what: 'the background command to exit',
+    });
+    // Every command line the server sent (what `ps` shows as the login shell's argv while it starts).
+    const commands = recording.commands();
+    const starts = commands.filter((c) => /^exec \/bin\/sh '[^']*\/start-[0-9a-f]+\.sh'$/.test(c));
+    expect(starts.length, commands.join('\n')).toBeGreaterThanOrEqual(3);
+    for (const command of commands) {
+      expect(command).not.toContain(nonce);
+      expect(command).not.toMatch(/\]6975;|__CONCH_NONCE|export /);
+    }
+    // The start-up scripts removed themselves.
+    const dir = /^exec \/bin\/sh '([^']*)\//.exec(starts[0]!)?.[1];
+    expect((await exec(h, remote.session_id, `ls -A ${dir} | grep -c '^start-' || true`)).output).toBe('0');
+    await h.ok('close_session', { session_id: remote.session_id });
+    await recording.stop();
+  });
+});
+
 describe('host keys', () => {
   it('refuses a changed key with both fingerprints, under every policy including insecure', async () => {
     const path = knownHosts(`${fx.knownHostsLine(sshd.port, 'b')}\n`);

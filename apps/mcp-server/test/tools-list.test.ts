@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ServerHandle, startServer } from './harness.js';
 
+/** Targets for the default profile's listing (characters of JSON). */
+const VISIBLE_TARGET = 14_000;
+const WHOLE_TARGET = 32_000;
+
 const TOOLS = [
   'create_local',
   'list_sessions',
@@ -82,5 +86,53 @@ describe('tools/list against the built server', () => {
     expect(instructions).toMatch(/partial/);
     expect(instructions).toMatch(/respond/);
     expect(instructions).toMatch(/background/);
+  });
+
+  test('the listing stays small: the CommandResult paragraph once, lean output schemas, measured sizes', () => {
+    // What a model reads (clients such as OpenCode drop output schemas and annotations), and the whole answer.
+    const visible = JSON.stringify(
+      h.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema })),
+    ).length;
+    const whole = JSON.stringify({ tools: h.tools }).length;
+    console.log(
+      `tools/list (default profile, ${h.tools.length} tools): model-visible ${visible} chars (target ${VISIBLE_TARGET}), whole ${whole} chars (target ${WHOLE_TARGET})`,
+    );
+    // Ceilings at the sizes reached so far (26,050 and 58,480 at the time of writing): the listing may
+    // only shrink towards the targets.
+    expect(visible).toBeLessThanOrEqual(26_500);
+    expect(whole).toBeLessThanOrEqual(59_000);
+    const paragraph = /Result \(CommandResult/;
+    expect(h.tools.filter((t) => paragraph.test(t.description ?? '')).map((t) => t.name)).toEqual([
+      'execute',
+    ]);
+    for (const name of ['read_output', 'respond', 'send_control']) {
+      const tool = h.tools.find((t) => t.name === name)!;
+      expect(tool.description, name).toContain('CommandResult, as described for execute');
+      // The same fields as execute's result, listed without repeating their descriptions.
+      const execute = h.tools.find((t) => t.name === 'execute')!;
+      expect(Object.keys(tool.outputSchema?.properties ?? {})).toEqual(
+        Object.keys(execute.outputSchema?.properties ?? {}),
+      );
+      expect(JSON.stringify(tool.outputSchema), name).not.toContain('"description"');
+    }
+  });
+
+  test('descriptions say what is true: log_path, the default session, background instead of &, kill after the end', () => {
+    const description = (name: string) => h.tools.find((t) => t.name === name)?.description ?? '';
+    const all = h.tools.map((t) => t.description ?? '').join('\n');
+    // log_path exists only once the output passed 64 KiB.
+    expect(all.match(/log_path/g)?.length).toBe(1);
+    expect(description('execute')).toMatch(/past 64 KiB of output, output_info\.log_path/);
+    expect(description('execute')).toMatch(/instead of a trailing & or nohup/);
+    expect(description('list_sessions')).toMatch(
+      /SESSION_CLOSED, except in "default", which the next command recreates/,
+    );
+    expect(description('kill_process')).toMatch(/also after the command itself ended/);
+    expect(description('read_output')).toMatch(/since the previous waiting call/);
+    expect(description('read_output')).toMatch(/without moving that cursor/);
+    expect(description('read_output')).toMatch(/view "screen" answers at once/);
+    const checkSession = (h.tools.find((t) => t.name === 'check_command')?.inputSchema.properties ??
+      {}) as Record<string, { description?: string }>;
+    expect(checkSession.session_id?.description).toMatch(/the policy is the same in every session/);
   });
 });

@@ -27,7 +27,11 @@ export const ErrorInfoSchema = z
 /** `{ code, message, hint?, data? }`. */
 export type ErrorInfo = z.infer<typeof ErrorInfoSchema>;
 
-const int = () => z.number().int();
+/**
+ * A whole number. The JSON Schema leaves out zod's safe-integer bounds (±9007199254740991 on every
+ * integer field of every tool, the bulk of the listing, saying nothing a client needs).
+ */
+const int = () => z.number().int().meta({ minimum: undefined, maximum: undefined });
 
 /** `prompt` of a CommandResult. */
 export const PromptSchema = z
@@ -49,7 +53,7 @@ export const OutputInfoSchema = z.object({
     .boolean()
     .describe('True when this call left part of the new output out (over max_output_chars).'),
   omitted_lines: int().describe('Lines left out of this call; page through them with read_output offset.'),
-  log_path: z.string().optional().describe('Private file with the full log.'),
+  log_path: z.string().optional().describe('Private file with the full log, once the output passed 64 KiB.'),
 });
 
 /** `page` of a paged `read_output`. */
@@ -83,7 +87,11 @@ export const CommandResultShape = {
     .describe('completed = the command has ended (see exit_code); partial = it is still running.'),
   command_id: z.string().describe('Handle for read_output, respond, send_control, kill_process.'),
   session_id: z.string(),
-  output: z.string().describe('New output since the last call for this command (text view, budgeted).'),
+  output: z
+    .string()
+    .describe(
+      'Text since the previous waiting call for this command (budgeted); a paged read_output: the page; a screen read: the screen.',
+    ),
   exit_code: int().nullable().optional().describe('Completed only: the exit status; null = unknown.'),
   signal: z
     .string()
@@ -245,6 +253,28 @@ export const PolicyDecisionShape = {
 /** A raw zod shape. */
 export type Shape = Record<string, z.ZodType>;
 
+/**
+ * The same fields without their descriptions, for the output schema of a tool whose result another tool
+ * already describes in full (CommandResult: described once, under execute). Objects, arrays, optional and
+ * nullable wrappers are rebuilt; any other schema is cloned without its metadata (a zod clone inherits
+ * its parent's description through `_zod.parent`, which the clone drops).
+ */
+export function withoutDescriptions(shape: Shape): Shape {
+  return Object.fromEntries(Object.entries(shape).map(([key, schema]) => [key, undescribed(schema)]));
+}
+
+function undescribed(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodObject) return z.object(withoutDescriptions(schema.shape as Shape));
+  if (schema instanceof z.ZodOptional) return undescribed(schema.unwrap() as z.ZodType).optional();
+  if (schema instanceof z.ZodNullable) return undescribed(schema.unwrap() as z.ZodType).nullable();
+  if (schema instanceof z.ZodArray) return z.array(undescribed(schema.element as z.ZodType));
+  const { description: _description, ...meta } = (schema.meta() ?? {}) as Record<string, unknown>;
+  const copy = schema.clone();
+  z.globalRegistry.remove(copy);
+  (copy._zod as { parent?: unknown }).parent = undefined;
+  return Object.keys(meta).length > 0 ? copy.meta(meta) : copy;
+}
+
 /** The exact result schema of a shape (strips unknown keys when parsing). */
 export function resultSchema<S extends Shape>(shape: S): z.ZodObject<S> {
   return z.object(shape);
@@ -254,14 +284,17 @@ export function resultSchema<S extends Shape>(shape: S): z.ZodObject<S> {
  * The MCP output schema for a result shape: every result field optional plus `error`, with `anyOf`
  * requiring either all required result fields or `error` (see the module doc).
  */
-export function outputSchemaFor(shape: Shape): z.ZodObject {
+export function outputSchemaFor(shape: Shape, options: { describeError?: boolean } = {}): z.ZodObject {
   const required = Object.entries(shape)
     .filter(([, schema]) => !schema.safeParse(undefined).success)
     .map(([key]) => key);
   const optional: Shape = {};
   for (const [key, schema] of Object.entries(shape)) optional[key] = schema.optional();
   return z
-    .object({ ...optional, error: ErrorInfoSchema.optional() })
+    .object({
+      ...optional,
+      error: (options.describeError === false ? undescribed(ErrorInfoSchema) : ErrorInfoSchema).optional(),
+    })
     .superRefine((value, ctx) => {
       if (value.error !== undefined) return;
       for (const key of required) {

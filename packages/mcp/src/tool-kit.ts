@@ -29,7 +29,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { renderError } from './render.js';
-import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
+import { type ErrorInfo, outputSchemaFor, type Shape, withoutDescriptions } from './schemas.js';
 import { MCP_VOCABULARY } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
@@ -49,6 +49,11 @@ export interface ConchToolDefinition<I extends z.ZodObject, R> {
   input: I;
   /** The exact result shape (the output schema also accepts the error shape). */
   output: Shape;
+  /**
+   * The tool whose output schema describes this same result in full: this one lists the fields without
+   * their descriptions (the listing says each definition once).
+   */
+  outputDescribedBy?: string;
   annotations: ToolAnnotations;
   run(args: z.output<I>, context: ToolCallContext): Promise<R> | R;
   /** The text block: renders the same result. */
@@ -241,7 +246,10 @@ export function registerConchTool<I extends z.ZodObject, R>(
       title: definition.title,
       description: definition.description,
       inputSchema: lenientTwin(definition.input),
-      outputSchema: outputSchemaFor(definition.output),
+      outputSchema:
+        definition.outputDescribedBy === undefined
+          ? outputSchemaFor(definition.output)
+          : outputSchemaFor(withoutDescriptions(definition.output), { describeError: false }),
       annotations: { title: definition.title, ...definition.annotations },
     },
     async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {

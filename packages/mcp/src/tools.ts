@@ -166,11 +166,15 @@ function defined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
+/** The CommandResult paragraph: said once, in execute; the other command tools point to it. */
 const COMMAND_RESULT_DOC =
-  'Result (CommandResult): status "completed" = the command ended (exit_code, signal; cwd for foreground commands) or "partial" = still running; ' +
+  'Result (CommandResult, also of read_output, respond and send_control): status "completed" = the command ended (exit_code, signal; cwd for foreground commands) or "partial" = still running; ' +
   'reason = why the call returned: exited | silence | total_timeout | until_matched | awaiting_input (see prompt.kind) | cancelled | background; ' +
-  'state = running | awaiting_input | exited | killed | lost; output = new text since the last call for this command ' +
-  '(ANSI removed, over-budget output cut with a notice; output_info.log_path holds the full log).';
+  'state = running | awaiting_input | exited | killed | lost; output = the text that arrived since the previous waiting call for this command ' +
+  '(ANSI removed; over-budget output is cut with a notice and output_info; past 64 KiB of output, output_info.log_path names the full log).';
+
+/** What read_output, respond and send_control say of their result. */
+const SAME_RESULT = 'Result: a CommandResult, as described for execute.';
 
 /** Registers the ten default-profile tools. */
 export function registerDefaultTools({ server, manager, logger }: DefaultToolsContext): void {
@@ -189,7 +193,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         '"partial" when output goes silent for pause_timeout, keeps streaming past total_timeout, matches `until`, ' +
         'or the program waits for input. A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
         'it), answer prompts with respond, press keys (ctrl+c, q, esc) with send_control, stop it with kill_process. ' +
-        'background:true is for servers and watchers: returns after ~0.3 s with reason "background". If the session ' +
+        'background:true is for servers and watchers: returns after ~0.3 s with reason "background"; use it instead of a ' +
+        'trailing & or nohup (a & job keeps writing into the session and its output leaks into the next results). If the session ' +
         "is busy with another command, this one runs isolated (own process, the session's cwd and env; its cd/export " +
         'do not persist; isolated:true). Without session_id it runs in the "default" session. Side effects: runs any ' +
         `program with this user's rights; a policy may deny it (POLICY_DENIED, nothing ran). ${COMMAND_RESULT_DOC}`,
@@ -237,13 +242,13 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       description:
         'Get more output of a command started by execute, by command_id, without sending it anything. Use this, ' +
         'not a new execute, to follow a "partial" or background command: it waits by the same rules as execute ' +
-        '(pause_timeout of silence, total_timeout while streaming, until, prompt detection) and returns the output ' +
-        'that arrived since the last call. Paging: with offset (and length) it returns lines of the full log at once ' +
-        'without waiting and without moving the "since last call" cursor (offset >= 0: absolute 0-based line; ' +
-        'offset < 0: the last |offset| lines), plus `page`; filter (an RE2 regex) returns only matching lines, numbered. ' +
-        'view "screen" returns the terminal screen as rendered (`screen`: rows, cursor, alt_screen): use it for ' +
+        '(pause_timeout of silence, total_timeout while streaming, until, prompt detection) and returns the text ' +
+        'that arrived since the previous waiting call. Paging: with offset (and length) it returns lines of the full log at once ' +
+        'without waiting and without moving that cursor (offset >= 0: absolute 0-based line; ' +
+        'offset < 0: the last |offset| lines), plus `page`; filter (an RE2 regex) returns only matching lines, numbered, the same way. ' +
+        'view "screen" answers at once (unless pause_timeout or until is given) with the terminal screen as rendered (`screen`: rows, cursor, alt_screen), and the next text read starts from then: use it for ' +
         'full-screen programs (vim, less, htop, menus); view "raw" keeps escape sequences. Works on ended commands ' +
-        `too (logs are kept 30 min, newest 200). Read-only. ${COMMAND_RESULT_DOC}`,
+        `too (logs are kept 30 min, newest 200). Read-only. ${SAME_RESULT}`,
       input: z.strictObject({
         command_id: p.command_id,
         pause_timeout: p.pause_timeout,
@@ -282,6 +287,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         max_output_chars: p.max_output_chars,
       }),
       output: CommandResultShape,
+      outputDescribedBy: 'execute',
       annotations: {
         readOnlyHint: true,
         destructiveHint: false,
@@ -307,7 +313,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'passwords and tokens: the text is masked in all output, results and logs. Use send_control instead for ' +
         'keys (ctrl+c, esc, arrows, tab, q in a pager). Side effects: the program acts on the input. Errors: ' +
         'COMMAND_FINISHED if the command already ended (start a new one with execute), COMMAND_NOT_FOUND. ' +
-        COMMAND_RESULT_DOC,
+        SAME_RESULT,
       input: z.strictObject({
         command_id: p.command_id,
         text: z
@@ -330,6 +336,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         until: p.until,
       }),
       output: CommandResultShape,
+      outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) => leanCommandResult(await manager.respond(defined(args), call)),
       render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
@@ -350,7 +357,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'answer "press any key". Use respond instead to type words or answers. key is one name or an array pressed ' +
         'in order; names are case-insensitive, "-" = "+", "C-x" and "^X" mean ctrl+x, a single character is typed ' +
         'as is. An unknown name fails with INVALID_ARGUMENT listing the valid ones, and nothing is sent. ' +
-        COMMAND_RESULT_DOC,
+        SAME_RESULT,
       input: z.strictObject({
         command_id: p.command_id,
         key: z
@@ -363,6 +370,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         until: p.until,
       }),
       output: CommandResultShape,
+      outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) => leanCommandResult(await manager.sendControl(defined(args), call)),
       render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
@@ -419,9 +427,10 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'kill_process',
       title: 'Kill a command and its process tree',
       description:
-        'Stop a command and everything it started: signals its process group and every descendant (also ' +
-        'double-forked ones), escalates to SIGKILL after grace_s, reaps them, and reports survivors. Works on ' +
-        'foreground commands too (the session shell stays usable). To interrupt the way a person would (and let ' +
+        'Stop a command and everything it started: signals its process group, every descendant, and every process ' +
+        'that carries its command id in the environment (double forks, setsid daemons, & jobs; also after the command ' +
+        'itself ended: see escaped_pids in list_processes), escalates to SIGKILL after grace_s, reaps them, and ' +
+        'reports survivors. Works on foreground commands too (the session shell stays usable). To interrupt the way a person would (and let ' +
         'the program clean up), prefer send_control ctrl+c first. Result: result "killed"; "already_exited" (it ' +
         'had ended: exit_code and signal are its own); "stop_unconfirmed" (some pids in survivors outlived SIGKILL). ' +
         'The command_id stays readable with read_output.',
@@ -506,9 +515,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       title: 'List shell sessions',
       description:
         'List the open shell sessions with session_id, name, kind, state (idle = ready; busy = a foreground ' +
-        'command runs, so a new execute there runs isolated; closed = its shell exited, the next command gets ' +
-        'SESSION_CLOSED; lost = connection gone), cwd, shell, pid, foreground_command_id and command_ids. The ' +
-        '"default" session appears after its first use. Read-only. Result: { sessions: Session[] }.',
+        'command runs, so a new execute there runs isolated; closed = its shell exited: the next command there gets ' +
+        'SESSION_CLOSED, except in "default", which the next command recreates with a new shell; lost = connection gone), ' +
+        'cwd, shell, pid, foreground_command_id and command_ids. The "default" session appears after its first use. Read-only. Result: { sessions: Session[] }.',
       input: z.strictObject({}),
       output: ListSessionsShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -559,7 +568,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       input: z.strictObject({
         command: z.string().min(1).describe('The command line to check, as it would be given to execute.'),
         session_id: p.session_id.describe(
-          'Session the command would run in (checked to exist). Default: none.',
+          'Only checked to exist (SESSION_NOT_FOUND otherwise) and recorded in the audit log; the policy is the same in every session. Default: none.',
         ),
       }),
       output: PolicyDecisionShape,

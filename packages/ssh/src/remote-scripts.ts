@@ -27,12 +27,15 @@ export function isValidEnvName(name: string): boolean {
 }
 
 /**
- * The command line for a terminal channel: enter `cwd`, export `env`, print the start marker with
+ * The start-up script of a terminal channel, run as `/bin/sh FILE` from the private file `scriptPath`
+ * (which it removes first): enter `cwd`, export `env`, print the start marker with
  * `$$` (the PID that `exec` keeps, which sshd made a session and process-group leader), then `exec` the
  * program. Failures print an error marker (`cwd` or `program`) and exit with {@link START_FAILED_STATUS}.
  */
 export function startupScript(options: {
   nonce: string;
+  /** The private file the script is run from, removed as it starts. */
+  scriptPath?: string;
   file: string;
   args: readonly string[];
   cwd: string | undefined;
@@ -41,6 +44,8 @@ export function startupScript(options: {
   const marker = (kind: string, value: string) =>
     `printf '\\033]${START_MARKER_OSC};%s;%s;%s\\007' ${options.nonce} ${kind} ${value}`;
   const lines: string[] = [];
+  // Run from a private file: the file goes first (nothing else may read it later).
+  if (options.scriptPath !== undefined) lines.push(`rm -f -- ${shellQuote(options.scriptPath)} 2>/dev/null`);
   if (options.cwd !== undefined) {
     lines.push(
       `cd -- ${shellQuote(options.cwd)} 2>/dev/null || { ${marker('err', 'cwd')}; exit ${START_FAILED_STATUS}; }`,

@@ -21,6 +21,7 @@ import {
   hint,
   type OpenShellOptions,
   type SpawnOptions,
+  shellQuote,
   type TerminalProcess,
   verb,
 } from '@conch/core';
@@ -483,9 +484,16 @@ export class SshDriver implements Driver {
         );
       }
     }
-    const command = shCommand(startupScript({ nonce: this.nonce, file, args, cwd, env }));
-    const { channel, link } = await this.openChannel(
-      command,
+    // The start-up script holds the driver's nonce and the environment (the core's session nonce among
+    // it): it travels through a private file (written over stdin, removed by the script as it starts),
+    // never on the command line, which the remote's `ps` shows to every user.
+    const scriptPath = `${this.privateDir}/start-${randomBytes(8).toString('hex')}.sh`;
+    const script = await this.writePrivateFile(
+      scriptPath.slice(this.privateDir.length + 1),
+      startupScript({ nonce: this.nonce, scriptPath, file, args, cwd, env }),
+    );
+    const opened = await this.openChannel(
+      `exec /bin/sh ${shellQuote(script)}`,
       {
         term: env.TERM ?? 'xterm-256color',
         cols,
@@ -495,7 +503,11 @@ export class SshDriver implements Driver {
         modes: { IUTF8: 1 } as PseudoTtyOptions['modes'],
       },
       0,
-    );
+    ).catch(async (error: unknown) => {
+      await this.removePrivateFile(script);
+      throw error;
+    });
+    const { channel, link } = opened;
     const proc = new SshChannelProcess(channel, this.channelHost(link), this.nonce);
     link.procs.add(proc);
     if (link.closed) proc.markLost();

@@ -1187,11 +1187,16 @@ export class SessionManager {
         hint: `Give ${choices}.`,
       });
     }
-    if (driver.findProgram !== undefined && (await driver.findProgram(shell)) === undefined) {
+    const findProgram = driver.findProgram?.bind(driver);
+    if (findProgram !== undefined && (await findProgram(shell)) === undefined) {
+      const found: string[] = [];
+      for (const name of SHELL_PROGRAMS) if ((await findProgram(name)) !== undefined) found.push(name);
       throw new ConchError(
         ErrorCode.INVALID_ARGUMENT,
-        `Invalid shell ${JSON.stringify(shell)}: no such executable program on the host.`,
-        { hint: `Give ${choices}.` },
+        `Invalid shell ${JSON.stringify(shell)}: no such executable program on the host. Shells found on this host: ${
+          found.length > 0 ? found.join(', ') : 'none of the known ones'
+        }.`,
+        { hint: `Give one of the shells found, or ${choices}.` },
       );
     }
   }

@@ -54,6 +54,11 @@ export interface Sshd {
   readonly hostKeyPath: string;
   /** Its stderr log so far (LogLevel VERBOSE). */
   log(): string;
+  /**
+   * The command lines clients asked this sshd to run (the text the user's shell gets after `-c`, where
+   * `ps` shows it), oldest first; empty unless started with `recordCommands`.
+   */
+  commands(): string[];
   /** PIDs of the listener and every process below it (per-connection sshd processes, shells, ...). */
   tree(): number[];
   /** Sends a signal to the listener and every process below it. */
@@ -70,6 +75,11 @@ export interface SshdOptions {
   hostKey?: 'a' | 'b';
   /** Reuse this port (restarting a stopped instance). */
   port?: number;
+  /**
+   * Record every command line a client asks to run (`ForceCommand` of a small script that appends
+   * `$SSH_ORIGINAL_COMMAND` to a log, then runs it with the user's shell), for {@link Sshd.commands}.
+   */
+  recordCommands?: boolean;
 }
 
 /** Users, keys, an ssh-agent and sshd instances for one test file. */
@@ -253,6 +263,24 @@ export async function createSshFixture(): Promise<SshFixture> {
     const port = options.port ?? (await freePort());
     const hostKeyPath = options.hostKey === 'b' ? hostKeys.b : hostKeys.a;
     const config = join(dir, `sshd_config_${port}`);
+    const commandLog = join(dir, `commands_${port}.log`);
+    const recorder = join(dir, `record_command_${port}.sh`);
+    if (options.recordCommands) {
+      // Written as root in a root-owned directory: the test user can append to the log, nothing more.
+      writeFileSync(commandLog, '');
+      chmodSync(commandLog, 0o666);
+      writeFileSync(
+        recorder,
+        [
+          '#!/bin/sh',
+          '[ -n "${SSH_ORIGINAL_COMMAND+x}" ] || exec "${SHELL:-/bin/sh}" -l',
+          `printf '%s\\0' "$SSH_ORIGINAL_COMMAND" >> '${commandLog}'`,
+          'exec "${SHELL:-/bin/sh}" -c "$SSH_ORIGINAL_COMMAND"',
+          '',
+        ].join('\n'),
+      );
+      chmodSync(recorder, 0o755);
+    }
     writeFileSync(
       config,
       [
@@ -275,6 +303,7 @@ export async function createSshFixture(): Promise<SshFixture> {
         'PrintLastLog no',
         `Banner ${banner}`,
         'LogLevel VERBOSE',
+        ...(options.recordCommands ? [`ForceCommand ${recorder}`] : []),
         '',
       ].join('\n'),
     );
@@ -305,6 +334,8 @@ export async function createSshFixture(): Promise<SshFixture> {
       pid,
       hostKeyPath,
       log: () => log,
+      commands: () =>
+        options.recordCommands ? readFileSync(commandLog, 'utf8').split('\0').slice(0, -1) : [],
       tree: () => processTree(pid),
       signalTree(signal) {
         for (const p of processTree(pid)) {
