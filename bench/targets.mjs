@@ -234,6 +234,9 @@ async function flood(alt) {
   const floodCall = conchExecute(server, floodSession, FLOOD, 280).finally(() => {
     done = true;
   });
+  // Awaited below; but when the phase is abandoned (its time cap, a failed probe), the server is stopped and
+  // this call rejects later with nobody waiting: that must not end the whole run.
+  floodCall.catch(() => {});
   // One probe every PROBE_EVERY_MS (back-to-back probes would compete with the flood for the CPU).
   const probes = [];
   while (!done) {

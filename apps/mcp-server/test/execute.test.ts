@@ -48,6 +48,27 @@ describe('execute in persistent sessions (real PTY, built server over stdio)', (
     );
   });
 
+  test('at the default log level a successful call writes no log line (each one is a write the client reads)', async () => {
+    // stderr and stdout are separate pipes: wait for a line on stderr after each call (the debug server's
+    // proves such a line arrives), so that an absent line is not just a late one.
+    const debug = await startServer({ args: ['--log-level', 'debug'] });
+    try {
+      const before = h.stderr().length;
+      expect((await h.exec('true')).exit_code).toBe(0);
+      expect((await debug.exec('true')).exit_code).toBe(0);
+      const deadline = Date.now() + 10_000;
+      while (!/DEBUG tool done tool=execute/.test(debug.stderr()) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(debug.stderr()).toMatch(/DEBUG tool done tool=execute .*status=completed/);
+      // The default server wrote its line (if any) before its answer, as the debug one did.
+      expect((await h.exec('true')).exit_code).toBe(0);
+      expect(h.stderr().slice(before)).toBe('');
+    } finally {
+      await debug.close();
+    }
+  });
+
   test('cd persists between calls', async () => {
     const cd = await h.exec('cd /tmp');
     expect(cd.status).toBe('completed');

@@ -278,7 +278,8 @@ export function registerConchTool<I extends z.ZodObject, R>(
           );
         }
         const structured = checked.data as Record<string, unknown>;
-        logger.info('tool done', {
+        // Debug, not info: a line per call is one more write (and wake-up) for the client reading stderr.
+        logger.debug('tool done', {
           tool,
           request: requestId,
           ...idsOf(structured),

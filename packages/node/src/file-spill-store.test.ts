@@ -57,6 +57,28 @@ describe('FileSpillStore', () => {
     expect(sink.readLines(0, 10)).toEqual(['x', 'y', 'z']);
   });
 
+  it('keeps every line at its place when ASCII and non-ASCII batches alternate across index marks', () => {
+    const sink = newStore({ flushBytes: 4096 }).create('c_mixed');
+    const all: string[] = [];
+    for (let batch = 0; batch < 12; batch++) {
+      // Batches of 100 (not a multiple of the index interval): marks fall inside batches of both kinds.
+      const lines = Array.from({ length: 100 }, (_, i) => {
+        const n = batch * 100 + i;
+        if (batch % 3 === 1) return `é ${n} ✓`;
+        if (batch % 3 === 2 && i === 50) return `a\nb ${n}`;
+        return `${n}`;
+      });
+      sink.appendLines(lines);
+      all.push(...lines.map((line) => line.replaceAll('\n', '\u2424')));
+    }
+    expect(sink.storedLines).toBe(1200);
+    for (const from of [0, 255, 256, 257, 511, 512, 700, 1023, 1024, 1199]) {
+      expect(sink.readLines(from, 3), `from ${from}`).toEqual(all.slice(from, from + 3));
+    }
+    sink.close(false);
+    expect(readFileSync(sink.path!, 'utf8')).toBe(`${all.join('\n')}\n`);
+  });
+
   it('reads any page of a 1,000,000-line file quickly', () => {
     const sink = newStore().create('c_big');
     const total = 1_000_000;

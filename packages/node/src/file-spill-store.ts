@@ -66,8 +66,9 @@ export class FileSpillSink implements SpillSink {
   #fd: number | undefined;
   /** Bytes in the file. */
   #fileBytes = 0;
-  /** Lines waiting to be written and their size in bytes (with newlines). */
+  /** Text waiting to be written, in chunks of whole lines each ending with `\n`; its lines and bytes. */
   #pending: string[] = [];
+  #pendingLines = 0;
   #pendingBytes = 0;
   #storedLines = 0;
   /** Byte offset of line `k * SPILL_INDEX_INTERVAL` at position k. */
@@ -111,7 +112,39 @@ export class FileSpillSink implements SpillSink {
 
   /** Appends complete lines (without their newline). Past the cap, nothing more is stored. */
   appendLines(lines: readonly string[]): void {
-    if (this.#closed || this.#full) return;
+    if (this.#closed || this.#full || lines.length === 0) return;
+    if (!this.#appendAscii(lines)) this.#appendEach(lines);
+    if (this.#pendingBytes >= this.#flushBytes) this.#flush();
+  }
+
+  /**
+   * The batch as one chunk, when it is all ASCII (a line's size in bytes is then its length plus one),
+   * has no line break inside a line and fits under the cap: a flood of short lines costs one join and
+   * one byte count per batch instead of a byte count per line. False (nothing stored) otherwise.
+   */
+  #appendAscii(lines: readonly string[]): boolean {
+    const text = `${lines.join('\n')}\n`;
+    const start = this.#fileBytes + this.#pendingBytes;
+    if (start + text.length > this.#capBytes || Buffer.byteLength(text, 'utf8') !== text.length) return false;
+    const marks: number[] = [];
+    let offset = start;
+    let n = this.#storedLines;
+    for (const line of lines) {
+      if (line.includes('\n')) return false;
+      if (n % SPILL_INDEX_INTERVAL === 0) marks.push(offset);
+      offset += line.length + 1;
+      n++;
+    }
+    for (const mark of marks) this.#index.push(mark);
+    this.#pending.push(text);
+    this.#pendingLines += lines.length;
+    this.#pendingBytes += text.length;
+    this.#storedLines = n;
+    return true;
+  }
+
+  /** Line by line, for text that is not all ASCII or reaches the cap. */
+  #appendEach(lines: readonly string[]): void {
     for (let line of lines) {
       if (line.includes('\n')) line = line.replaceAll('\n', '\u2424');
       const size = Buffer.byteLength(line, 'utf8') + 1;
@@ -121,7 +154,8 @@ export class FileSpillSink implements SpillSink {
         break;
       }
       if (this.#storedLines % SPILL_INDEX_INTERVAL === 0) this.#index.push(offset);
-      this.#pending.push(line);
+      this.#pending.push(`${line}\n`);
+      this.#pendingLines++;
       this.#pendingBytes += size;
       this.#storedLines++;
       if (this.#pendingBytes >= this.#flushBytes) this.#flush();
@@ -141,16 +175,21 @@ export class FileSpillSink implements SpillSink {
         this.#fd = file.fd;
       } catch {
         this.#full = true;
-        this.#dropUnwritten(this.#pending.length);
+        this.#dropUnwritten(this.#pendingLines);
         this.#pending = [];
+        this.#pendingLines = 0;
         this.#pendingBytes = 0;
         return;
       }
     }
     if (this.#fd === undefined) return;
-    const buffer = Buffer.from(`${this.#pending.join('\n')}\n`, 'utf8');
-    const lines = this.#pending.length;
+    const buffer = Buffer.from(
+      this.#pending.length === 1 ? (this.#pending[0] as string) : this.#pending.join(''),
+      'utf8',
+    );
+    const lines = this.#pendingLines;
     this.#pending = [];
+    this.#pendingLines = 0;
     this.#pendingBytes = 0;
     let written = 0;
     try {
@@ -180,7 +219,11 @@ export class FileSpillSink implements SpillSink {
     if (!(wanted > 0)) return [];
     this.#flush();
     // Never written to a file: everything stored is in the buffer.
-    if (this.#path === undefined) return this.#pending.slice(start, start + wanted);
+    if (this.#path === undefined)
+      return this.#pending
+        .join('')
+        .split('\n')
+        .slice(start, start + wanted);
     const block = Math.floor(start / SPILL_INDEX_INTERVAL);
     let skip = start - block * SPILL_INDEX_INTERVAL;
     let position = this.#index[block] ?? 0;
@@ -257,6 +300,7 @@ export class FileSpillSink implements SpillSink {
     if (remove && !this.#removed) {
       this.#removed = true;
       this.#pending = [];
+      this.#pendingLines = 0;
       this.#pendingBytes = 0;
       if (this.#path !== undefined) {
         try {

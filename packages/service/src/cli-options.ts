@@ -130,7 +130,7 @@ export function addServerOptions(command: Command): Command {
     )
     .option(
       '--log-level <level>',
-      `stderr log level: ${LOG_LEVELS.join(', ')} (default info)`,
+      `stderr log level: ${LOG_LEVELS.join(', ')} (default info: start, stop, refusals and errors; debug adds a line per tool call)`,
       choice('log level', LOG_LEVELS),
     );
 }

@@ -3,12 +3,31 @@ export type RandomBytes = (n: number) => Uint8Array;
 
 const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
 
-/** The platform's CSPRNG (`globalThis.crypto.getRandomValues`, present in Node 20 and browsers). */
-export const cryptoRandomBytes: RandomBytes = (n) => {
-  const bytes = new Uint8Array(n);
+/** Bytes drawn from the CSPRNG at a time by {@link cryptoRandomBytes}. */
+const POOL_BYTES = 4096;
+let pool: Uint8Array = new Uint8Array(0);
+let poolAt = 0;
+
+function fillRandom<T extends Uint8Array>(bytes: T): T {
   (
     globalThis as unknown as { crypto: { getRandomValues(a: Uint8Array): Uint8Array } }
   ).crypto.getRandomValues(bytes);
+  return bytes;
+}
+
+/**
+ * The platform's CSPRNG (`globalThis.crypto.getRandomValues`, present in Node 20 and browsers), drawn
+ * 4 KiB at a time: every call gets bytes no other call gets, and an id costs a copy, not a call into the
+ * CSPRNG (two ids per command).
+ */
+export const cryptoRandomBytes: RandomBytes = (n) => {
+  if (n > POOL_BYTES) return fillRandom(new Uint8Array(n));
+  if (poolAt + n > pool.length) {
+    pool = fillRandom(new Uint8Array(POOL_BYTES));
+    poolAt = 0;
+  }
+  const bytes = pool.slice(poolAt, poolAt + n);
+  poolAt += n;
   return bytes;
 };
 

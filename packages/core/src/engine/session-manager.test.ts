@@ -196,6 +196,19 @@ describe('SessionManager', () => {
     expect(manager.listProcesses().processes).toEqual([]);
   });
 
+  it('keeps the commands that ended last, whatever order they started in', async () => {
+    const { clock, manager } = setup({ limits: { retainFinished: 1 } });
+    const slow = await settled(clock, manager.execute({ command: 'sleep 5', background: true }));
+    const quick = await settled(clock, manager.execute({ command: 'echo quick' }));
+    expect(quick.status).toBe('completed');
+    await clock.advance(6000);
+    const kept = manager.listProcesses().processes.map((p) => p.command_id);
+    expect(kept).toEqual([slow.command_id]);
+    await expect(manager.readOutput({ command_id: quick.command_id })).rejects.toMatchObject({
+      code: 'COMMAND_NOT_FOUND',
+    });
+  });
+
   it('masks secret input that a program echoes back', async () => {
     const { clock, driver, manager } = setup();
     driver.script('echo-back', (c) => {

@@ -184,6 +184,8 @@ export class SessionManager {
   private readonly keepLogs: boolean;
   private readonly sessions = new Map<string, Session>();
   private readonly commands = new Map<string, Command>();
+  /** The finished commands in the order they ended, oldest first: what {@link prune} drops first. */
+  private readonly finished = new Map<string, Command>();
   private readonly opening = new Map<string, Promise<Session>>();
   /** Sessions being opened right now (they count against the session limit). */
   private pendingOpens = 0;
@@ -869,6 +871,8 @@ export class SessionManager {
   private register(session: Session, command: Command): void {
     this.commands.set(command.id, command);
     session.commandIds.push(command.id);
+    if (command.ended) this.finished.set(command.id, command);
+    else command.onEnd.on(() => this.finished.set(command.id, command));
   }
 
   private uniqueCommandId(): string {
@@ -1416,25 +1420,26 @@ export class SessionManager {
     const command = this.commands.get(id);
     if (!command) return;
     this.commands.delete(id);
+    this.finished.delete(id);
     command.log.close(!this.keepLogs);
   }
 
-  /** Drops finished commands older than the retention time or beyond the newest N finished. */
+  /**
+   * Drops finished commands older than the retention time or beyond the newest N finished. Oldest first,
+   * stopping at the first one that stays: a call costs what it drops, not what is retained.
+   */
   private prune(): void {
     const now = this.clock.now();
-    const finished = [...this.commands.values()]
-      .filter((c) => c.ended)
-      .sort((a, b) => (b.endedAt ?? 0) - (a.endedAt ?? 0));
-    finished.forEach((c, index) => {
-      if (index >= this.limits.retainFinished || now - (c.endedAt ?? now) > this.limits.retainMs) {
-        this.forgetCommand(c.id);
-        const session = this.sessions.get(c.sessionId);
-        if (session) {
-          const at = session.commandIds.indexOf(c.id);
-          if (at >= 0) session.commandIds.splice(at, 1);
-        }
+    for (const command of this.finished.values()) {
+      const stale = now - (command.endedAt ?? now) > this.limits.retainMs;
+      if (!stale && this.finished.size <= this.limits.retainFinished) break;
+      this.forgetCommand(command.id);
+      const session = this.sessions.get(command.sessionId);
+      if (session) {
+        const at = session.commandIds.indexOf(command.id);
+        if (at >= 0) session.commandIds.splice(at, 1);
       }
-    });
+    }
   }
 }
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { type BudgetSource, budgetLines, budgetText, looksLikeError, omissionNotice } from './budget.js';
+import {
+  type BudgetSource,
+  budgetLines,
+  budgetText,
+  ERROR_LINE_MIN_CHARS,
+  ERROR_LINE_PATTERN,
+  looksLikeError,
+  omissionNotice,
+} from './budget.js';
 
 /** `L0000`, `L0001`, …: five characters, six with the line break. */
 const fixed = (n: number) => `L${String(n).padStart(4, '0')}`;
@@ -52,6 +60,20 @@ describe('looksLikeError', () => {
     for (const line of ['all good', 'compiled 12 files', 'at 12:30:45', 'version 1.2:3']) {
       expect(looksLikeError(line), line).toBe(false);
     }
+  });
+
+  it('skips only lines too short for the pattern to match', () => {
+    for (const line of ['fail', 'FAIL', 'a.b:1:']) expect(looksLikeError(line), line).toBe(true);
+    // Every string shorter than the minimum over the pattern's own characters: none matches.
+    const alphabet = [...'aeilfrtcpnx.:1b_'];
+    const short: string[] = [''];
+    for (let size = 1; size < ERROR_LINE_MIN_CHARS; size++) {
+      for (const head of short.filter((s) => s.length === size - 1)) {
+        for (const c of alphabet) short.push(head + c);
+      }
+    }
+    expect(short.filter((s) => ERROR_LINE_PATTERN.test(s))).toEqual([]);
+    expect(ERROR_LINE_PATTERN.test('fail')).toBe(true);
   });
 
   it('is fast on huge and adversarial lines', () => {

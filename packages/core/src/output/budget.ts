@@ -18,8 +18,15 @@ export const ERROR_LINE_PATTERN = /error|fail|panic|traceback|exception|fatal|\w
 /** Only this many leading characters of a line are examined by {@link looksLikeError}. */
 export const ERROR_SCAN_CHARS = 2000;
 
+/**
+ * The shortest text {@link ERROR_LINE_PATTERN} can match (`fail`; a location needs at least 6, `a.b:1:`):
+ * shorter lines, such as the `y` lines of a flood, skip the regular expression.
+ */
+export const ERROR_LINE_MIN_CHARS = 4;
+
 /** True when `line` looks like an error (see {@link ERROR_LINE_PATTERN}); examines at most {@link ERROR_SCAN_CHARS}. */
 export function looksLikeError(line: string): boolean {
+  if (line.length < ERROR_LINE_MIN_CHARS) return false;
   return ERROR_LINE_PATTERN.test(line.length > ERROR_SCAN_CHARS ? line.slice(0, ERROR_SCAN_CHARS) : line);
 }
 
