@@ -44,6 +44,11 @@ interface PtyInternals {
 /** The longest time the drain waits for its sentinel (a terminal whose output is stopped never shows it). */
 const DRAIN_LIMIT_MS = 5000;
 
+/** Resolves after the event loop has polled for I/O at least once more (two check phases). */
+function afterNextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 /**
  * Every byte before the end: node-pty's read of the terminal stalls or fails once the program's side of the
  * terminal closes, and it destroys its reader 200 ms after the program's exit, so the tail of a fast
@@ -293,7 +298,11 @@ export class PtyProcess extends TerminalProcessBase {
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
-    return decideInputWait(localInputWaitFacts(this.foregroundGroup(), this.ptsName));
+    const evidence = decideInputWait(localInputWaitFacts(this.foregroundGroup(), this.ptsName));
+    // What the terminal printed before its reader went to sleep may still be unread (a busy server): let
+    // the event loop poll the terminal once after the facts, so that output reaches the listeners first.
+    await afterNextPoll();
+    return evidence;
   }
 
   async foregroundPrograms(): Promise<string[] | undefined> {
