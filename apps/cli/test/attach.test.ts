@@ -1,39 +1,29 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import {
+  BIN,
+  type CliHome,
+  conchOnTty,
+  createHome,
+  killTerminals,
+  type TtyRun,
+  waitUntil,
+} from './harness.js';
 
 let home: CliHome;
-const terms: pty.IPty[] = [];
 beforeEach(() => {
   home = createHome();
 });
 afterEach(async () => {
-  for (const term of terms.splice(0)) {
-    const pid = term.pid;
-    if (isRunning(pid)) term.kill('SIGKILL');
-    await waitUntil(() => !isRunning(pid), 'the attach client is gone');
-  }
+  await killTerminals();
   await home.dispose();
 });
 
-/** `conch attach ARGS` on a real pseudo-terminal: what it printed so far, and its exit code once it exits. */
-function attach(args: readonly string[], size = { cols: 100, rows: 30 }) {
-  const term = pty.spawn(process.execPath, [BIN, 'attach', ...args], {
-    ...size,
-    env: home.env as Record<string, string>,
-  });
-  terms.push(term);
-  const view = { text: '', exitCode: undefined as number | undefined, term };
-  term.onData((data) => {
-    view.text += data;
-  });
-  term.onExit(({ exitCode }) => {
-    view.exitCode = exitCode;
-  });
-  return view;
+/** `conch attach ARGS` on a real pseudo-terminal. */
+function attach(args: readonly string[], size = { cols: 100, rows: 30 }): TtyRun {
+  return conchOnTty(['attach', ...args], home.env as Record<string, string>, size);
 }
 
 /** Starts the daemon in the foreground with a conch.config.json (a command policy), in the test's home. */

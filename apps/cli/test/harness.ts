@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAlive } from '@conch/node/testing';
+import * as pty from 'node-pty';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI. */
@@ -88,4 +89,40 @@ export function createHome(): CliHome {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** `conch` running on a real pseudo-terminal: what it printed so far, and its exit code once it exits. */
+export interface TtyRun {
+  text: string;
+  exitCode: number | undefined;
+  term: pty.IPty;
+}
+
+const terminals: pty.IPty[] = [];
+
+/** Runs `conch ARGS` on a real pseudo-terminal (stdin, stdout and stderr a TTY); {@link killTerminals} ends it. */
+export function conchOnTty(
+  args: readonly string[],
+  env: Record<string, string>,
+  size: { cols: number; rows: number } = { cols: 100, rows: 30 },
+): TtyRun {
+  const term = pty.spawn(process.execPath, [BIN, ...args], { ...size, env });
+  terminals.push(term);
+  const run: TtyRun = { text: '', exitCode: undefined, term };
+  term.onData((data) => {
+    run.text += data;
+  });
+  term.onExit(({ exitCode }) => {
+    run.exitCode = exitCode;
+  });
+  return run;
+}
+
+/** Kills every terminal {@link conchOnTty} started that still runs, and waits until each is gone. */
+export async function killTerminals(): Promise<void> {
+  for (const term of terminals.splice(0)) {
+    const pid = term.pid;
+    if (isRunning(pid)) term.kill('SIGKILL');
+    await waitUntil(() => !isRunning(pid), 'the conch client on a terminal is gone');
+  }
 }

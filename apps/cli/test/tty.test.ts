@@ -1,21 +1,23 @@
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as pty from 'node-pty';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import {
+  BIN,
+  type CliHome,
+  conchOnTty,
+  createHome,
+  killTerminals,
+  type TtyRun,
+  waitUntil,
+} from './harness.js';
 
 let home: CliHome;
-const terms: pty.IPty[] = [];
 beforeEach(() => {
   home = createHome();
 });
 afterEach(async () => {
-  for (const term of terms.splice(0)) {
-    const pid = term.pid;
-    if (isRunning(pid)) term.kill('SIGKILL');
-    await waitUntil(() => !isRunning(pid), 'the conch client is gone');
-  }
+  await killTerminals();
   await home.dispose();
 });
 
@@ -28,18 +30,7 @@ function envWith(noColor: boolean): Record<string, string> {
 }
 
 /** Runs `conch ARGS` on a real pseudo-terminal (stdin, stdout and stderr a TTY). */
-function onTty(args: readonly string[], env: Record<string, string>) {
-  const term = pty.spawn(process.execPath, [BIN, ...args], { cols: 100, rows: 30, env });
-  terms.push(term);
-  const run = { text: '', exitCode: undefined as number | undefined, term };
-  term.onData((data) => {
-    run.text += data;
-  });
-  term.onExit(({ exitCode }) => {
-    run.exitCode = exitCode;
-  });
-  return run;
-}
+const onTty = (args: readonly string[], env: Record<string, string>): TtyRun => conchOnTty(args, env);
 
 /** Runs `conch ARGS` with pipes (no TTY) in `env`. */
 function onPipes(
