@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { processCmdline } from '@conch/node/testing';
+import { pidsWithEnv, processCmdline, processTree } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
 
 /** Checks that `output` is a compact screen: no padded rows, no runs of empty rows, at most a screenful. */
 function expectCompactScreen(output: string, rowsCount = 50): void {
@@ -139,29 +139,44 @@ describe('full-screen programs through execute, screen reads, the hidden wrapper
     await h.ok('close_session', { session_id });
   });
 
-  test("an isolated command's wrapper does not carry the session nonce in its argv", async () => {
+  test('while an isolated and a background command run, no command line shows the nonce or the wrapper', async () => {
     const nonce = (await h.exec('printf %s "$__conch_n"')).output.trim();
     expect(nonce).toMatch(/^[A-Za-z0-9]{8,64}$/);
-    const bg = await h.exec('sleep 30', { background: true });
+    const bg = await h.exec('sleep 300; echo bg-$((1+1))', { background: true });
     expect(bg.reason).toBe('background');
-    const { processes } = await h.ok<{ processes: { command_id: string; pid: number }[] }>(
-      'list_processes',
-      {},
-    );
-    const pid = processes.find((p) => p.command_id === bg.command_id)?.pid;
-    expect(pid).toBeGreaterThan(0);
-    const argv = (processCmdline(pid!) ?? []).join(' ');
-    expect(argv).toContain('sleep 30');
-    expect(argv).not.toContain(nonce);
-    await h.ok('kill_process', { command_id: bg.command_id });
-    await waitFor(() => !isAlive(pid!), { what: 'the background command to be gone' });
-    // The markers still work without it in argv: an isolated command completes with its exit code.
+    // The session is busy with `read y`: the next command runs isolated, and keeps running.
     const busy = await h.exec('read y', { pause_timeout: 0.5 });
-    const isolated = await h.exec('(exit 7)');
+    expect(busy.reason).toBe('awaiting_input');
+    const isolated = await h.exec('sleep 300; echo iso-$((2+2))', { pause_timeout: 0.5 });
     expect(isolated.isolated).toBe(true);
-    expect(isolated.status).toBe('completed');
-    expect(isolated.exit_code).toBe(7);
-    expect(isolated.session_ended).toBeUndefined();
+    expect(isolated.status).toBe('partial');
+    for (const id of [bg.command_id, isolated.command_id]) {
+      // The command's shell and its sleep are there (so the scan below looks at them).
+      await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', id).length >= 2, { what: `${id}'s processes` });
+      const argvs = pidsWithEnv('CONCH_COMMAND_ID', id).map((pid) => (processCmdline(pid) ?? []).join(' '));
+      expect(
+        argvs.some((argv) => argv.includes('sleep 300')),
+        argvs.join('\n'),
+      ).toBe(true);
+    }
+    // Every process the server started: neither the nonce nor conch's wrapper in any argv.
+    const tree = processTree(h.pid);
+    expect(tree.length).toBeGreaterThanOrEqual(5);
+    for (const pid of tree) {
+      const argv = (processCmdline(pid) ?? []).join(' ');
+      expect(argv, `pid ${pid}`).not.toContain(nonce);
+      expect(argv, `pid ${pid}`).not.toMatch(/__conch|__CONCH|\]6973;/);
+    }
+    // The markers still work with the wrapper out of argv: both end with their exit status.
+    const killed = await h.ok<{ result: string }>('kill_process', { command_id: bg.command_id });
+    expect(killed.result).toBe('killed');
+    await h.ok('send_control', { command_id: isolated.command_id, key: 'ctrl+c' });
+    const done = await h.exec('(exit 7)');
+    expect(done).toMatchObject({ status: 'completed', exit_code: 7, isolated: true });
+    expect(done.session_ended).toBeUndefined();
     await h.ok('respond', { command_id: busy.command_id, text: '' });
+    for (const id of [bg.command_id, isolated.command_id]) {
+      await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', id).length === 0, { what: `${id} to be gone` });
+    }
   });
 });

@@ -258,21 +258,33 @@ describe("what the remote host's ps shows", () => {
     });
     expect(bg.structured.reason).toBe('background');
     const id = bg.structured.command_id!;
-    const pids = pidsWithEnv('CONCH_COMMAND_ID', id);
-    expect(pids.length).toBeGreaterThan(0);
-    for (const pid of pids) {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
-      expect(argv, `pid ${pid}`).not.toContain(nonce);
-      expect(argv, `pid ${pid}`).not.toMatch(/\]6975;|__CONCH_NONCE=/);
-    }
-    // An isolated command (the shell is busy), with the nonce read from its environment, still reports
-    // its exit status.
+    // An isolated command (the shell is busy) that keeps running while the command lines are read.
     const busy = await call<CommandResult>(h, 'execute', {
       command: 'read y',
       session_id: remote.session_id,
       pause_timeout: 0.5,
     });
     expect(busy.structured.status).toBe('partial');
+    const running = await call<CommandResult>(h, 'execute', {
+      command: 'sleep 300',
+      session_id: remote.session_id,
+      pause_timeout: 0.5,
+    });
+    expect(running.structured).toMatchObject({ status: 'partial', isolated: true });
+    for (const commandId of [id, running.structured.command_id!]) {
+      await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', commandId).length >= 2, {
+        what: `${commandId}'s remote processes`,
+      });
+      for (const pid of pidsWithEnv('CONCH_COMMAND_ID', commandId)) {
+        // Neither the nonce nor conch's wrapper (its `__conch_…` variables) in any argv.
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+        expect(argv, `pid ${pid}`).not.toContain(nonce);
+        expect(argv, `pid ${pid}`).not.toMatch(/\]697[35];|__CONCH_NONCE=|__conch/);
+      }
+    }
+    await h.ok('kill_process', { command_id: running.structured.command_id });
+    // An isolated command, with the nonce and its wrapper read from its environment, still reports its
+    // exit status.
     const isolated = await exec(h, remote.session_id, 'echo isolated-ok; exit 3');
     expect(isolated).toMatchObject({ status: 'completed', exit_code: 3, output: 'isolated-ok' });
     await h.ok('respond', { command_id: busy.structured.command_id, text: '' });

@@ -10,11 +10,10 @@ export const DELEGATE_TOOL_NAME = 'delegate_task';
 
 /** The tool's description (what a model reads). */
 export const DELEGATE_TOOL_DESCRIPTION = [
-  'Hand a whole coding task to OpenCode (another coding agent) and get back a short result when it is done:',
-  'status, the final answer, the tool steps (names and titles), the files changed, and a session_id to continue',
-  'the conversation. agent "build" may edit files in dir; "plan" and "explore" are read-only. Anything that would',
-  'need permission (e.g. writing outside dir) is refused, never waited on. Long tasks report progress; the task',
-  'is aborted after timeout_s. One task at a time per session_id.',
+  'Hand a whole coding task to OpenCode (another coding agent); get back its answer, steps, files changed and a',
+  'session_id to continue. agent "build" may edit files in dir; "plan" and "explore" are read-only. Anything',
+  'needing permission (e.g. writing outside dir) is refused, never waited on. Aborted after timeout_s; one task',
+  'at a time per session_id.',
 ].join(' ');
 
 /** The `delegate_task` tool definition shared by the faces (MCP servers, CLI). */

@@ -184,9 +184,9 @@ export const ProcessSchema = z.object({
     .describe('Ended command: live processes it left behind (kill_process on it kills them).'),
 });
 
-/** connect_ssh result: a Session plus what the connection showed (docs/tools.md). */
+/** connect_ssh result: a Session (described under create_local) plus what the connection showed (docs/tools.md). */
 export const ConnectSshShape = {
-  ...SessionSchema.shape,
+  ...withoutDescriptions(SessionSchema.shape),
   banner: z
     .string()
     .describe("The server's pre-login banner (sshd Banner), as sent; empty when it sends none."),
@@ -208,8 +208,8 @@ export const ConnectSshShape = {
     .describe('ProxyJump hops the connection went through (user@host:port), outermost first.'),
 };
 
-/** list_sessions result. */
-export const ListSessionsShape = { sessions: z.array(SessionSchema) };
+/** list_sessions result (a Session is described under create_local). */
+export const ListSessionsShape = { sessions: z.array(z.object(withoutDescriptions(SessionSchema.shape))) };
 
 /** list_processes result. */
 export const ListProcessesShape = { processes: z.array(ProcessSchema) };
@@ -280,21 +280,101 @@ export function resultSchema<S extends Shape>(shape: S): z.ZodObject<S> {
   return z.object(shape);
 }
 
+/** A JSON Schema (or a fragment of one). */
+export type JsonSchema = Record<string, unknown>;
+
+function isRecord(value: unknown): value is JsonSchema {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /**
- * The MCP output schema for a result shape: every result field optional plus `error`, with `anyOf`
- * requiring either all required result fields or `error` (see the module doc).
+ * zod's JSON Schema without what tells a client nothing: no `$schema` key, no `additionalProperties: false`
+ * (results are stripped to their exact schema before they are sent), no `propertyNames: {type: string}` or
+ * `additionalProperties: {}` on records, no safe-integer bounds, and a nullable scalar as `type: [T, "null"]`
+ * instead of an `anyOf`. With `descriptions: false`, the `description` of every node is dropped too.
  */
-export function outputSchemaFor(shape: Shape, options: { describeError?: boolean } = {}): z.ZodObject {
+export function compactJsonSchema(node: JsonSchema, options: { descriptions?: boolean } = {}): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema') continue;
+    if (key === 'description' && options.descriptions === false) continue;
+    if (
+      key === 'additionalProperties' &&
+      (value === false || (isRecord(value) && Object.keys(value).length === 0))
+    )
+      continue;
+    if (
+      key === 'propertyNames' &&
+      isRecord(value) &&
+      value.type === 'string' &&
+      Object.keys(value).length === 1
+    )
+      continue;
+    if ((key === 'minimum' || key === 'maximum') && Math.abs(Number(value)) === Number.MAX_SAFE_INTEGER)
+      continue;
+    if (key === 'properties' && isRecord(value)) {
+      out.properties = Object.fromEntries(
+        Object.entries(value).map(([name, field]) => [
+          name,
+          isRecord(field) ? compactJsonSchema(field, options) : field,
+        ]),
+      );
+    } else if (Array.isArray(value)) {
+      out[key] = value.map((item) => (isRecord(item) ? compactJsonSchema(item, options) : item));
+    } else {
+      out[key] = isRecord(value) ? compactJsonSchema(value, options) : value;
+    }
+  }
+  const anyOf = out.anyOf;
+  const bare = (item: unknown) =>
+    isRecord(item) && typeof item.type === 'string' && Object.keys(item).length === 1;
+  if (Array.isArray(anyOf) && anyOf.length === 2 && anyOf.every(bare)) {
+    out.type = anyOf.map((item) => (item as { type: string }).type);
+    delete out.anyOf;
+  }
+  return out;
+}
+
+/** The JSON Schema of a field as a tool result carries it. */
+function jsonOf(schema: z.ZodType): JsonSchema {
+  return z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }) as JsonSchema;
+}
+
+/** How much of a result an output schema spells out. */
+export interface OutputSchemaOptions {
+  /**
+   * `"described"` (default): every field with its type, enum and description, nested objects in full, and
+   * the fields a result always has. `"types"`: each top-level field with its JSON type only, for a tool
+   * whose result another tool describes in full (CommandResult: described once, under execute).
+   */
+  detail?: 'described' | 'types';
+  /** Describe the error shape in full (default true); false: `error` is listed as an object only. */
+  describeError?: boolean;
+}
+
+/**
+ * The MCP output schema for a result shape. Its zod side (what the server validates a result against) has
+ * every result field optional plus `error`, refined to require either all required result fields or `error`.
+ * Its JSON side (what `tools/list` shows) is compact: described results say the same with an `anyOf` of
+ * two `required` lists; type-only results leave `required` out, so an error result validates too. The MCP
+ * SDK client validates `structuredContent` against this JSON even on `isError` results.
+ */
+export function outputSchemaFor(shape: Shape, options: OutputSchemaOptions = {}): z.ZodObject {
   const required = Object.entries(shape)
     .filter(([, schema]) => !schema.safeParse(undefined).success)
     .map(([key]) => key);
   const optional: Shape = {};
   for (const [key, schema] of Object.entries(shape)) optional[key] = schema.optional();
+  const types = options.detail === 'types';
+  const described = compactJsonSchema(jsonOf(z.object(shape)), { descriptions: !types });
+  const fields = (described.properties ?? {}) as Record<string, JsonSchema>;
+  const properties: Record<string, JsonSchema> = types
+    ? Object.fromEntries(Object.entries(fields).map(([key, field]) => [key, typeOnly(field)]))
+    : { ...fields };
+  properties.error =
+    options.describeError === false ? { type: 'object' } : compactJsonSchema(jsonOf(ErrorInfoSchema));
   return z
-    .object({
-      ...optional,
-      error: (options.describeError === false ? undescribed(ErrorInfoSchema) : ErrorInfoSchema).optional(),
-    })
+    .object({ ...optional, error: ErrorInfoSchema.optional() })
     .superRefine((value, ctx) => {
       if (value.error !== undefined) return;
       for (const key of required) {
@@ -303,5 +383,15 @@ export function outputSchemaFor(shape: Shape, options: { describeError?: boolean
         }
       }
     })
-    .meta({ anyOf: [{ required }, { required: ['error'] }] });
+    .meta({
+      $schema: undefined,
+      additionalProperties: undefined,
+      properties,
+      anyOf: types ? undefined : [{ required }, { required: ['error'] }],
+    });
+}
+
+/** A field reduced to its JSON type (`{type: "string"}`, `{type: ["integer", "null"]}`, `{type: "object"}`). */
+function typeOnly(field: JsonSchema): JsonSchema {
+  return field.type === undefined ? {} : { type: field.type };
 }

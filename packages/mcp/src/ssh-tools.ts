@@ -206,22 +206,14 @@ function registerConnectSsh(
     name: 'connect_ssh',
     title: 'Open an SSH shell session on another machine',
     description:
-      'Connect to a remote host over SSH and open a persistent shell session there; returns its session_id. ' +
-      'That session_id works with execute, read_output, respond, send_control, list_processes, kill_process and ' +
-      'close_session exactly like a local one (cd/export persist, exit codes, prompts, keys, background ' +
-      'commands, tree kills). Use it instead of running "ssh" inside execute, which would hang on prompts. ' +
-      'host may be an alias from ~/.ssh/config. Authentication tries private_key_path, the ssh-agent, the ' +
-      'configured/default identity files, then password. The host key is verified against known_hosts BEFORE ' +
-      `any credential is sent: a changed key is always refused. host_key_policy default "${defaultPolicy}"; ` +
-      `this server allows ${allowed.join(', ')}${forbidden.length > 0 ? ` (forbidden: ${forbidden.join(', ')})` : ''}. ` +
-      'Side effects: opens a network connection and a remote login shell; may add a host key to known_hosts. ' +
-      `Limit: ${limits.maxSessions} sessions. Result: Session { session_id, kind "ssh", host, port, username, ` +
-      'state, cwd, shell, … } plus banner, host_key_fingerprint, host_key_type and host_key_note (a key was ' +
-      'recorded, or accepted unverified). If the connection dies, list_sessions shows state "lost" and its ' +
-      'commands fail with SESSION_LOST: connect_ssh again (close_session removes the lost one). Errors: ' +
-      'SSH_UNREACHABLE (host/port/network, or connect_timeout passed), SSH_AUTH_FAILED (names the methods ' +
-      'tried), SSH_HOST_KEY_REJECTED (unknown, declined or changed key, with the fingerprints), ' +
-      'INVALID_ARGUMENT (bad value, forbidden policy, unreadable key file).',
+      'Open a persistent shell session on a remote host over SSH: its session_id works with every command tool ' +
+      'exactly like a local one. Use it instead of "ssh" inside execute (which hangs on prompts). Auth tries ' +
+      'private_key_path, the ssh-agent, default identity files, then password. The host key is checked against ' +
+      'known_hosts BEFORE any credential is sent; a changed key is always ' +
+      `refused. host_key_policy default "${defaultPolicy}"; this server allows ${allowed.join(', ')}` +
+      `${forbidden.length > 0 ? ` (forbidden: ${forbidden.join(', ')})` : ''}. ` +
+      'A dead connection shows state "lost" in list_sessions (its commands fail with SESSION_LOST): connect again. ' +
+      'Errors: SSH_UNREACHABLE, SSH_AUTH_FAILED, SSH_HOST_KEY_REJECTED.',
     input: z.strictObject({
       host: z
         .string()

@@ -11,10 +11,19 @@ const strict = z.strictObject({
 });
 
 describe('lenientTwin', () => {
-  test('advertises exactly the strict JSON Schema', () => {
-    const a = z.toJSONSchema(strict, { target: 'draft-7', io: 'input' });
+  test('advertises exactly the strict JSON Schema, without the $schema key', () => {
+    const { $schema, ...a } = z.toJSONSchema(strict, { target: 'draft-7', io: 'input' });
     const b = z.toJSONSchema(lenientTwin(strict), { target: 'draft-7', io: 'input' });
+    expect($schema).toBeDefined();
     expect(b).toEqual(a);
+  });
+
+  test("leaves out zod's safe-integer bounds of an unbounded integer", () => {
+    const twin = lenientTwin(z.strictObject({ offset: z.number().int().optional().describe('A line.') }));
+    const json = z.toJSONSchema(twin, { target: 'draft-7', io: 'input' }) as {
+      properties: Record<string, unknown>;
+    };
+    expect(json.properties.offset).toEqual({ type: 'integer', description: 'A line.' });
   });
 
   test('accepts anything, so the strict parse reports the problem', () => {
@@ -61,6 +70,33 @@ describe('outputSchemaFor', () => {
       ['command_id', 'duration_ms', 'output', 'reason', 'session_id', 'state', 'status'].sort(),
     );
     expect(json.anyOf[1]?.required).toEqual(['error']);
+  });
+
+  test('is compact JSON: no $schema, no additionalProperties:false, nullable as a type list', () => {
+    const json = z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }) as {
+      properties: Record<string, Record<string, unknown>>;
+    };
+    const text = JSON.stringify(json);
+    expect(text).not.toContain('$schema');
+    expect(text).not.toContain('"additionalProperties":false');
+    expect(json.properties.exit_code).toMatchObject({ type: ['integer', 'null'] });
+    expect(json.properties.error?.required).toEqual(['code', 'message']);
+  });
+
+  test('"types" detail gives each field its type only, and requires nothing (an error validates)', () => {
+    const json = z.toJSONSchema(
+      outputSchemaFor(CommandResultShape, { detail: 'types', describeError: false }),
+      {
+        target: 'draft-7',
+        io: 'output',
+      },
+    ) as { properties: Record<string, unknown>; anyOf?: unknown; required?: unknown };
+    expect(json.properties.status).toEqual({ type: 'string' });
+    expect(json.properties.prompt).toEqual({ type: 'object' });
+    expect(json.properties.exit_code).toEqual({ type: ['integer', 'null'] });
+    expect(json.properties.error).toEqual({ type: 'object' });
+    expect(json.anyOf).toBeUndefined();
+    expect(json.required).toBeUndefined();
   });
 });
 

@@ -29,7 +29,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { renderError } from './render.js';
-import { type ErrorInfo, outputSchemaFor, type Shape, withoutDescriptions } from './schemas.js';
+import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
 import { MCP_VOCABULARY } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
@@ -50,8 +50,8 @@ export interface ConchToolDefinition<I extends z.ZodObject, R> {
   /** The exact result shape (the output schema also accepts the error shape). */
   output: Shape;
   /**
-   * The tool whose output schema describes this same result in full: this one lists the fields without
-   * their descriptions (the listing says each definition once).
+   * The tool whose output schema describes this same result in full: this one lists each field's type only
+   * (the listing says each definition once).
    */
   outputDescribedBy?: string;
   annotations: ToolAnnotations;
@@ -66,6 +66,9 @@ function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
     string,
     unknown
   >;
+  // zod's safe-integer bounds on an unbounded integer say nothing a client needs.
+  for (const bound of ['minimum', 'maximum'] as const)
+    if (Math.abs(Number(json[bound])) === Number.MAX_SAFE_INTEGER) delete json[bound];
   return json;
 }
 
@@ -82,7 +85,7 @@ export function lenientTwin(strict: z.ZodObject): z.ZodObject {
   }
   return z
     .looseObject(properties)
-    .meta({ additionalProperties: false, ...(required.length > 0 ? { required } : {}) });
+    .meta({ $schema: undefined, additionalProperties: false, ...(required.length > 0 ? { required } : {}) });
 }
 
 /**
@@ -233,6 +236,9 @@ function idsOf(value: unknown): Record<string, unknown> {
   return out;
 }
 
+/** Servers whose listing already describes the error shape in full (the first tool registered does). */
+const errorShapeDescribed = new WeakSet<McpServer>();
+
 /** Registers one conch tool on an McpServer with the guarantees described in the module doc. */
 export function registerConchTool<I extends z.ZodObject, R>(
   server: McpServer,
@@ -240,16 +246,18 @@ export function registerConchTool<I extends z.ZodObject, R>(
   logger: Logger,
 ): void {
   const exact = z.object(definition.output);
+  const describeError = !errorShapeDescribed.has(server);
+  errorShapeDescribed.add(server);
   server.registerTool(
     definition.name,
     {
       title: definition.title,
       description: definition.description,
       inputSchema: lenientTwin(definition.input),
-      outputSchema:
-        definition.outputDescribedBy === undefined
-          ? outputSchemaFor(definition.output)
-          : outputSchemaFor(withoutDescriptions(definition.output), { describeError: false }),
+      outputSchema: outputSchemaFor(definition.output, {
+        detail: definition.outputDescribedBy === undefined ? 'described' : 'types',
+        describeError,
+      }),
       annotations: { title: definition.title, ...definition.annotations },
     },
     async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {

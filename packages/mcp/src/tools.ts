@@ -168,13 +168,12 @@ function defined<T extends object>(value: T): T {
 
 /** The CommandResult paragraph: said once, in execute; the other command tools point to it. */
 const COMMAND_RESULT_DOC =
-  'Result (CommandResult, also of read_output, respond and send_control): status "completed" = the command ended (exit_code, signal; cwd for foreground commands) or "partial" = still running; ' +
-  'reason = why the call returned: exited | silence | total_timeout | until_matched | awaiting_input (see prompt.kind) | cancelled | background; ' +
-  'state = running | awaiting_input | exited | killed | lost; output = the text that arrived since the previous waiting call for this command ' +
-  '(ANSI removed; over-budget output is cut with a notice and output_info; past 64 KiB of output, output_info.log_path names the full log).';
+  'Result (CommandResult, also of read_output, respond and send_control): status "completed" (exit_code, cwd) ' +
+  'or "partial"; reason = why the call returned; output = the text since the previous call, cut over budget ' +
+  'with a notice; past 64 KiB of output, output_info.log_path names the full log.';
 
 /** What read_output, respond and send_control say of their result. */
-const SAME_RESULT = 'Result: a CommandResult, as described for execute.';
+const SAME_RESULT = 'Result: a CommandResult (see execute).';
 
 /** Registers the ten default-profile tools. */
 export function registerDefaultTools({ server, manager, logger }: DefaultToolsContext): void {
@@ -188,16 +187,13 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'execute',
       title: 'Run a shell command',
       description:
-        'Run a shell command in a persistent terminal session (like typing it into a terminal tab: cd, export, ' +
-        'functions and venvs persist between calls) and wait for it. Returns as soon as it ends, or earlier as ' +
-        '"partial" when output goes silent for pause_timeout, keeps streaming past total_timeout, matches `until`, ' +
-        'or the program waits for input. A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
-        'it), answer prompts with respond, press keys (ctrl+c, q, esc) with send_control, stop it with kill_process. ' +
-        'background:true is for servers and watchers: returns after ~0.3 s with reason "background"; use it instead of a ' +
-        'trailing & or nohup (a & job keeps writing into the session and its output leaks into the next results). If the session ' +
-        "is busy with another command, this one runs isolated (own process, the session's cwd and env; its cd/export " +
-        'do not persist; isolated:true). Without session_id it runs in the "default" session. Side effects: runs any ' +
-        `program with this user's rights; a policy may deny it (POLICY_DENIED, nothing ran). ${COMMAND_RESULT_DOC}`,
+        'Run a shell command in a persistent terminal session (cd, export, venvs persist) and wait for it. Returns ' +
+        'when it ends, or earlier as "partial" (silent for pause_timeout, streaming past total_timeout, `until` ' +
+        'matched, or waiting for input). A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
+        'it), answer prompts with respond, press keys with send_control, stop it with kill_process. For servers and ' +
+        'watchers use background:true (returns after ~0.3 s) instead of a trailing & or nohup, whose output leaks ' +
+        'into later results. In a busy session it runs isolated (its cd/export do not persist). ' +
+        COMMAND_RESULT_DOC,
       input: z.strictObject({
         command: z
           .string()
@@ -240,15 +236,12 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'read_output',
       title: "Read a command's output",
       description:
-        'Get more output of a command started by execute, by command_id, without sending it anything. Use this, ' +
-        'not a new execute, to follow a "partial" or background command: it waits by the same rules as execute ' +
-        '(pause_timeout of silence, total_timeout while streaming, until, prompt detection) and returns the text ' +
-        'that arrived since the previous waiting call. Paging: with offset (and length) it returns lines of the full log at once ' +
-        'without waiting and without moving that cursor (offset >= 0: absolute 0-based line; ' +
-        'offset < 0: the last |offset| lines), plus `page`; filter (an RE2 regex) returns only matching lines, numbered, the same way. ' +
-        'view "screen" answers at once (unless pause_timeout or until is given) with the terminal screen as rendered (`screen`: rows, cursor, alt_screen), and the next text read starts from then: use it for ' +
-        'full-screen programs (vim, less, htop, menus); view "raw" keeps escape sequences. Works on ended commands ' +
-        `too (logs are kept 30 min, newest 200). Read-only. ${SAME_RESULT}`,
+        'More output of a command, by command_id: use it, not a new execute, to follow a partial or background ' +
+        'command. Waits like execute; returns the text since the previous waiting call. offset/length page the ' +
+        'full log at once, without moving that cursor (offset < 0 = the last lines); filter (RE2) returns matching ' +
+        'lines, numbered. view "screen" answers at once (unless pause_timeout or until is given) with the rendered ' +
+        'screen (vim, less, top); the next text read starts from then. Ended commands stay readable 30 min. ' +
+        SAME_RESULT,
       input: z.strictObject({
         command_id: p.command_id,
         pause_timeout: p.pause_timeout,
@@ -307,13 +300,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'respond',
       title: 'Type an answer into a running command',
       description:
-        'Type text into a running command that waits for input, then wait like execute. Use it when a result says ' +
-        'state "awaiting_input" (a prompt, password, REPL ">>> ", yes/no question) or a program reads stdin. Sends ' +
-        "text followed by Enter (enter:false types without Enter, e.g. text in vim's insert mode). secret:true for " +
-        'passwords and tokens: the text is masked in all output, results and logs. Use send_control instead for ' +
-        'keys (ctrl+c, esc, arrows, tab, q in a pager). Side effects: the program acts on the input. Errors: ' +
-        'COMMAND_FINISHED if the command already ended (start a new one with execute), COMMAND_NOT_FOUND. ' +
-        SAME_RESULT,
+        'Type text and Enter into a command that waits for input (awaiting_input: a prompt, password, REPL, ' +
+        'yes/no), then wait like execute. secret:true for passwords: masked in all output and logs. For keys (ctrl+c, esc, arrows, q) use send_control. COMMAND_FINISHED if it already ' +
+        `ended. ${SAME_RESULT}`,
       input: z.strictObject({
         command_id: p.command_id,
         text: z
@@ -351,13 +340,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'send_control',
       title: 'Press keys in a running command',
       description:
-        "Press keys in a running command's terminal, like a person at the keyboard, then wait like execute. Use it " +
-        'to interrupt (ctrl+c: the program usually ends with exit_code 130 / signal SIGINT), send EOF (ctrl+d), ' +
-        'leave a pager (q) or page on (space), drive full-screen programs (esc, arrows, tab, enter, f1-f12), and ' +
-        'answer "press any key". Use respond instead to type words or answers. key is one name or an array pressed ' +
-        'in order; names are case-insensitive, "-" = "+", "C-x" and "^X" mean ctrl+x, a single character is typed ' +
-        'as is. An unknown name fails with INVALID_ARGUMENT listing the valid ones, and nothing is sent. ' +
-        SAME_RESULT,
+        "Press keys in a running command's terminal, then wait like execute: ctrl+c to interrupt, ctrl+d for EOF, " +
+        'q or space in a pager, esc/arrows/tab/f1-f12 in full-screen programs. key: one name or an array pressed ' +
+        `in order; with an unknown name nothing is sent. To type words, use respond. ${SAME_RESULT}`,
       input: z.strictObject({
         command_id: p.command_id,
         key: z
@@ -385,12 +370,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'list_processes',
       title: 'List commands and background processes',
       description:
-        'List the commands this server started (foreground, isolated and background) with command_id, session, ' +
-        'command text, pid, state (running | awaiting_input | exited | killed | lost), exit_code, signal, duration ' +
-        'and output size. Use it to find the command_id of background work, to see what is still running before ' +
-        'kill_process, or to recover an id. Ended commands stay listed (and readable with read_output) for 30 ' +
-        'minutes, newest 200. An ended command that left processes running (a setsid daemon, a & job) lists their ' +
-        'pids as escaped_pids; kill_process on its command_id kills them. Read-only. Result: { processes: Process[] }.',
+        'List the commands this server started (foreground, isolated, background) with command_id, pid, state ' +
+        'and exit_code: to find the id of background work or see what still runs. Ended commands stay listed for ' +
+        '30 min (newest 200); one that left processes running lists them as escaped_pids. Read-only.',
       input: z.strictObject({
         filter: z
           .string()
@@ -427,13 +409,10 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'kill_process',
       title: 'Kill a command and its process tree',
       description:
-        'Stop a command and everything it started: signals its process group, every descendant, and every process ' +
-        'that carries its command id in the environment (double forks, setsid daemons, & jobs; also after the command ' +
-        'itself ended: see escaped_pids in list_processes), escalates to SIGKILL after grace_s, reaps them, and ' +
-        'reports survivors. Works on foreground commands too (the session shell stays usable). To interrupt the way a person would (and let ' +
-        'the program clean up), prefer send_control ctrl+c first. Result: result "killed"; "already_exited" (it ' +
-        'had ended: exit_code and signal are its own); "stop_unconfirmed" (some pids in survivors outlived SIGKILL). ' +
-        'The command_id stays readable with read_output.',
+        'Stop a command and everything it started: its process group, descendants and every process carrying its ' +
+        'command id (double forks, setsid daemons, & jobs; also after the command itself ended: see escaped_pids); ' +
+        'SIGKILL after grace_s; reports survivors. The session stays usable. To let a program clean up, try ' +
+        'send_control ctrl+c first. result: killed | already_exited | stop_unconfirmed.',
       input: z.strictObject({
         command_id: p.command_id,
         signal: z
@@ -466,11 +445,10 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'create_local',
       title: 'Open a new local shell session',
       description:
-        'Open a new local shell session: a separate persistent terminal (own cwd, environment, shell history) on ' +
-        'this machine, and return its session_id. Usually unnecessary: commands without session_id run in the ' +
-        '"default" session. Create one to keep separate state (another project directory, a venv, env vars), to ' +
-        `use another shell, or to run foreground commands side by side. Limit: ${limits.maxSessions} sessions ` +
-        '(LIMIT_REACHED; close_session frees one). Result: Session { session_id, name, state, cwd, shell, pid, ... }.',
+        'Open another local shell session (own cwd, env, shell) and return its session_id. Usually unnecessary: ' +
+        'commands without session_id use the "default" session. Use it for separate state (directory, venv, env), ' +
+        `another shell, or foreground commands side by side. Limit: ${limits.maxSessions} sessions ` +
+        '(close_session frees one).',
       input: z.strictObject({
         shell: z
           .string()
@@ -514,10 +492,10 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'list_sessions',
       title: 'List shell sessions',
       description:
-        'List the open shell sessions with session_id, name, kind, state (idle = ready; busy = a foreground ' +
-        'command runs, so a new execute there runs isolated; closed = its shell exited: the next command there gets ' +
-        'SESSION_CLOSED, except in "default", which the next command recreates with a new shell; lost = connection gone), ' +
-        'cwd, shell, pid, foreground_command_id and command_ids. The "default" session appears after its first use. Read-only. Result: { sessions: Session[] }.',
+        'List the shell sessions (session_id, name, state, cwd, shell, command ids). state: idle; ' +
+        'busy (a foreground command runs: a new execute there runs isolated); closed (its shell exited: the next ' +
+        'command gets SESSION_CLOSED, except in "default", which the next command recreates with a new shell); ' +
+        'lost (connection gone). Read-only.',
       input: z.strictObject({}),
       output: ListSessionsShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -534,10 +512,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'close_session',
       title: 'Close a shell session',
       description:
-        'Close a session: kill every process it started (its foreground command, isolated and background ' +
-        'commands, whole process trees) and its shell, then forget it and its command ids. Use it when done ' +
-        'with a session from create_local, or to reset the "default" session (it is recreated fresh on the next ' +
-        'command without session_id). Result: { session_id, closed: true, killed_command_ids }.',
+        'Close a session: kill everything it started (foreground, isolated and background commands, whole trees) ' +
+        'and its shell, and forget its command ids. Closing "default" resets it: the next command without ' +
+        'session_id gets a fresh one.',
       input: z.strictObject({
         session_id: z
           .string()
@@ -560,11 +537,9 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       name: 'check_command',
       title: 'Check a command against the policy',
       description:
-        "Ask whether the operator's command policy would allow a command, without running anything. Use it " +
-        'before execute when unsure, or to understand a POLICY_DENIED error. Result (PolicyDecision): decision ' +
-        '"allow" | "deny", reason, and commands: every simple command found in the input (pipelines, lists, ' +
-        'subshells, $(...)) with its own decision and the rule that decided it. With no policy configured every ' +
-        'command is allowed. Read-only.',
+        "Ask whether the operator's command policy allows a command, without running it: before execute when " +
+        'unsure, or to understand POLICY_DENIED. Returns decision allow | deny, reason, and each simple command ' +
+        'found (pipelines, lists, $(...)) with its verdict and rule. With no policy everything is allowed. Read-only.',
       input: z.strictObject({
         command: z.string().min(1).describe('The command line to check, as it would be given to execute.'),
         session_id: p.session_id.describe(

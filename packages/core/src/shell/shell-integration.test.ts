@@ -3,6 +3,7 @@ import { decodeAnsiC } from '../testing/fake-driver.js';
 import {
   ansiCQuote,
   ISOLATED_NONCE_ENV,
+  ISOLATED_SCRIPT_ENV,
   MAX_TYPED_LINE,
   ShellIntegration,
   shellKindOf,
@@ -87,9 +88,12 @@ describe('ShellIntegration', () => {
     });
     expect(l.file).toBe('/bin/bash');
     expect(l.args.slice(-5)).toEqual(['conch', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
-    // The nonce is handed over in the environment: argv is visible to every user in `ps`.
+    // The nonce and the wrapper are handed over in the environment: argv is visible to every user in `ps`.
     expect(l.args.join(' ')).not.toContain(NONCE);
-    expect(l.env).toEqual({ [ISOLATED_NONCE_ENV]: NONCE });
+    expect(l.args.join(' ')).not.toContain('__conch');
+    expect(l.args).toContain('eval "$CONCH_ISOLATED_SCRIPT"');
+    expect(l.env[ISOLATED_NONCE_ENV]).toBe(NONCE);
+    expect(l.env[ISOLATED_SCRIPT_ENV]).toContain('__conch_n');
   });
 
   it('guesses shell kinds and quotes', () => {

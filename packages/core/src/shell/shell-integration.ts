@@ -83,6 +83,12 @@ export const SCRIPT_PLACEHOLDER = '{{SCRIPT}}';
 /** The environment variable that hands an isolated command's wrapper its session's nonce. */
 export const ISOLATED_NONCE_ENV = '__CONCH_NONCE';
 
+/**
+ * The environment variable that hands an isolated command's shell its wrapper script: the shell's `-c`
+ * argument is only `eval "$CONCH_ISOLATED_SCRIPT"`, so neither the wrapper nor the nonce is in argv.
+ */
+export const ISOLATED_SCRIPT_ENV = 'CONCH_ISOLATED_SCRIPT';
+
 /** The hooks and scripts for one session shell, bound to its nonce. */
 export class ShellIntegration {
   readonly kind: ShellKind;
@@ -194,7 +200,9 @@ export class ShellIntegration {
   /**
    * The program and arguments that run an isolated command: a small POSIX-sh wrapper that loads the
    * session's exported environment, enters `cwd`, runs the text, and prints the end marker itself, so
-   * the command's last output never races the PTY's exit.
+   * the command's last output never races the PTY's exit. The wrapper and the nonce travel in the
+   * environment (read and unset first), never in argv, which `ps` shows to every user: argv holds only
+   * `eval "$CONCH_ISOLATED_SCRIPT"`, the env file's path, the cwd, the command text and its id.
    */
   isolatedLaunch(options: {
     commandId: string;
@@ -203,8 +211,8 @@ export class ShellIntegration {
     envFile: string | undefined;
     shell: string;
   }): { file: string; args: string[]; env: Record<string, string> } {
-    // The nonce travels in the environment (read and unset first), never in argv where `ps` shows it.
     const wrapper = [
+      `unset ${ISOLATED_SCRIPT_ENV}`,
       `__conch_n="$${ISOLATED_NONCE_ENV}"; unset ${ISOLATED_NONCE_ENV}`,
       'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
       'export CONCH_COMMAND_ID="$4"',
@@ -216,7 +224,8 @@ export class ShellIntegration {
       'exit $__conch_r',
     ].join('\n');
     const file = this.kind === 'sh' ? '/bin/sh' : options.shell;
-    const args = this.kind === 'bash' ? ['--norc', '--noprofile', '-c', wrapper] : ['-c', wrapper];
+    const trampoline = `eval "$${ISOLATED_SCRIPT_ENV}"`;
+    const args = this.kind === 'bash' ? ['--norc', '--noprofile', '-c', trampoline] : ['-c', trampoline];
     return {
       file,
       args: [
@@ -227,7 +236,7 @@ export class ShellIntegration {
         `{ ${options.text}\n}`,
         options.commandId,
       ],
-      env: { [ISOLATED_NONCE_ENV]: this.nonce },
+      env: { [ISOLATED_NONCE_ENV]: this.nonce, [ISOLATED_SCRIPT_ENV]: wrapper },
     };
   }
 }

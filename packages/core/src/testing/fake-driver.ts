@@ -15,7 +15,7 @@ import type {
   SpawnOptions,
   TerminalProcess,
 } from '../driver.js';
-import { MARKER_OSC } from '../shell/shell-integration.js';
+import { ISOLATED_NONCE_ENV, MARKER_OSC } from '../shell/shell-integration.js';
 import { TerminalProcessBase } from '../terminal-process-base.js';
 
 /** What a scripted command can do. */
@@ -220,8 +220,8 @@ export class FakeDriver implements Driver {
   }
 
   async spawn(options: SpawnOptions): Promise<TerminalProcess> {
-    const wrapper = options.args.find((a) => a.includes(`${MARKER_OSC};%s;S`)) ?? '';
-    const nonce = /%s\\007' ([A-Za-z0-9]+) "\$4"/.exec(wrapper)?.[1] ?? '';
+    // The wrapper gets its session's nonce in the environment (see ShellIntegration.isolatedLaunch).
+    const nonce = options.env[ISOLATED_NONCE_ENV] ?? '';
     const n = options.args.length;
     const id = options.args[n - 1]!;
     const text = unwrap(options.args[n - 2]!).text;
