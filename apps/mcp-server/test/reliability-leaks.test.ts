@@ -32,11 +32,16 @@ function usage(pid: number) {
 /** One command of the mix (index `i`) in `session`; resolves once it has ended. */
 async function one(server: ServerHandle, session: string, i: number): Promise<void> {
   const kind = i % 10;
+  // Follows a command to its end; `output` is all of its text (each call returns only what is new, and a
+  // background command's first result may already hold it all while its end is not yet seen).
   const until = async (r: CommandResult) => {
     let out = r;
-    while (out.status !== 'completed')
+    let text = r.output;
+    while (out.status !== 'completed') {
       out = await server.ok<CommandResult>('read_output', { command_id: r.command_id, total_timeout: 30 });
-    return out;
+      text += out.output;
+    }
+    return { ...out, output: text };
   };
   if (kind < 6) {
     const r = await until(await server.exec(`echo leak-${i}`, { session_id: session }));
