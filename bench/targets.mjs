@@ -57,7 +57,7 @@ const STRACE_CALLS = QUICK ? 100 : 300;
 /** A candidate slower than this per call is sampled apart, SLOW_ROUNDS times. */
 const SLOW_MS = 100;
 const SLOW_ROUNDS = QUICK ? 3 : 10;
-const TOTAL_CAP_MS = QUICK ? 220_000 : 470_000;
+const TOTAL_CAP_MS = QUICK ? 260_000 : 560_000;
 const MB = 1e6;
 
 const work = tempDir('conch-bench-targets-');
@@ -402,9 +402,9 @@ async function main() {
     // results; what a timed-out phase started is stopped at the end.
     for (const [name, phase, capS] of [
       ['round trips', () => roundTrips(alt), QUICK ? 60 : 120],
+      ['phases', () => breakdown(), QUICK ? 40 : 90],
       ['scale', () => scale(), QUICK ? 60 : 90],
       ['flood', () => flood(alt), QUICK ? 90 : 240],
-      ['phases', () => breakdown(), QUICK ? 40 : 90],
     ]) {
       if (ONLY && !ONLY.includes(name.replace(/ /g, '-'))) continue;
       try {
