@@ -13,7 +13,7 @@ const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK 
 const SCRIPTS = QUICK
   ? [['targets.mjs', 280, ['--quick']]]
   : [
-      ['targets.mjs', 580, []],
+      ['targets.mjs', 700, []],
       ['round-trip.mjs', 180, []],
       ['mcp-round-trip.mjs', 150, []],
       ['memory.mjs', 400, []],
