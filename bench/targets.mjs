@@ -7,9 +7,12 @@
 //   3. flood: `yes | head -c 200000000` through conch-mcp against the raw node-pty drain rate measured in
 //      the same run, the server's peak RSS, and another session's `true` while the flood runs;
 //   4. scale: 50 idle sessions (memory per session), then 30 of them sending `true` at the same moment,
-//      over and over.
+//      over and over;
+//   5. where the time of `execute true` goes: the phases of each call (the client's and the server's
+//      stamps) and the system calls per call of the server and of its shell (strace -c), see phases.mjs.
 //
-// Usage: node targets.mjs [--quick]   (conch-mcp must be built: apps/mcp-server/dist/bin.js)
+// Usage: node targets.mjs [--quick] [--only=round-trips,scale,flood,phases]
+//        (conch-mcp must be built: apps/mcp-server/dist/bin.js)
 
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -29,9 +32,15 @@ import {
   tempDir,
   withCap,
 } from './lib.mjs';
+import { countSyscalls, cpuMs, INTERVALS, phaseBreakdown, straceUsable, wallNow } from './phases.mjs';
 import { resultText, serverDefs, startServer, stopServer } from './servers.mjs';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
+/** `--only=a,b`: run only these phases (names as in {@link main}, spaces as dashes). */
+const ONLY = process.argv
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 /** Bytes of the flood: CONCH_BENCH_FLOOD_BYTES, else 200 MB (quick: 50 MB). */
 const FLOOD_BYTES = Number(process.env.CONCH_BENCH_FLOOD_BYTES) || (QUICK ? 50_000_000 : 200_000_000);
 const FLOOD = `yes | head -c ${FLOOD_BYTES}`;
@@ -42,10 +51,13 @@ const SCALE_SESSIONS = 30;
 const SCALE_ROUNDS = QUICK ? 8 : 30;
 const IDLE_SESSIONS = 50;
 const PROBE_EVERY_MS = 25;
+/** Calls of `execute true` whose phases are stamped, and calls counted by strace. */
+const PHASE_CALLS = QUICK ? 200 : 1000;
+const STRACE_CALLS = QUICK ? 100 : 300;
 /** A candidate slower than this per call is sampled apart, SLOW_ROUNDS times. */
 const SLOW_MS = 100;
 const SLOW_ROUNDS = QUICK ? 3 : 10;
-const TOTAL_CAP_MS = QUICK ? 220_000 : 470_000;
+const TOTAL_CAP_MS = QUICK ? 260_000 : 680_000;
 const MB = 1e6;
 
 const work = tempDir('conch-bench-targets-');
@@ -320,6 +332,68 @@ async function scale() {
   servers.splice(servers.indexOf(server), 1);
 }
 
+async function breakdown() {
+  const traceFile = join(work.dir, 'phases.json');
+  const server = await start({
+    ...conchDef,
+    name: 'conch-mcp (phases)',
+    env: { ...conchDef.env, CONCH_PHASE_TRACE: traceFile },
+  });
+  const session = await newSession(server);
+  for (let i = 0; i < 20; i++) await conchExecute(server, session, 'true');
+  const calls = [];
+  const shellPids = descendants(server.pid);
+  const cpuOf = () => ({
+    client: process.cpuUsage(),
+    server: cpuMs(server.pid),
+    shell: shellPids.reduce((sum, pid) => sum + (cpuMs(pid) ?? Number.NaN), 0),
+  });
+  const cpu0 = cpuOf();
+  for (let i = 0; i < PHASE_CALLS; i++) {
+    const sent = wallNow();
+    await conchExecute(server, session, 'true');
+    calls.push({ sent, returned: wallNow() });
+  }
+  const cpu1 = cpuOf();
+  const clientUs = process.cpuUsage(cpu0.client);
+  const cpu = {
+    clientMs: (clientUs.user + clientUs.system) / 1000 / PHASE_CALLS,
+    serverMs: (cpu1.server - cpu0.server) / PHASE_CALLS,
+    shellMs: (cpu1.shell - cpu0.shell) / PHASE_CALLS,
+  };
+  let syscalls;
+  if (straceUsable()) {
+    const shells = descendants(server.pid);
+    try {
+      const counts = await countSyscalls(
+        [server.pid, ...shells],
+        async () => {
+          for (let i = 0; i < STRACE_CALLS; i++) await conchExecute(server, session, 'true');
+        },
+        work.dir,
+      );
+      const perCall = (pids) => {
+        const sum = {};
+        for (const pid of pids)
+          for (const [name, n] of Object.entries(counts[pid] ?? {})) sum[name] = (sum[name] ?? 0) + n;
+        return Object.fromEntries(
+          Object.entries(sum)
+            .map(([name, n]) => [name, n / STRACE_CALLS])
+            .sort((a, b) => b[1] - a[1]),
+        );
+      };
+      syscalls = { calls: STRACE_CALLS, server: perCall([server.pid]), shell: perCall(shells) };
+    } catch (error) {
+      skipped.push(['syscall counts', error instanceof Error ? error.message : String(error)]);
+    }
+  } else {
+    skipped.push(['syscall counts', 'strace is not installed or may not attach to processes here']);
+  }
+  await stopServer(server);
+  servers.splice(servers.indexOf(server), 1);
+  out.phases = { ...phaseBreakdown(calls, traceFile), cpu, syscalls };
+}
+
 async function main() {
   if (!conchDef.available) throw new Error(conchDef.missing);
   const alt = startAltWorker(work.dir);
@@ -328,9 +402,13 @@ async function main() {
     // results; what a timed-out phase started is stopped at the end.
     for (const [name, phase, capS] of [
       ['round trips', () => roundTrips(alt), QUICK ? 60 : 120],
+      ['phases', () => breakdown(), QUICK ? 40 : 90],
       ['scale', () => scale(), QUICK ? 60 : 90],
-      ['flood', () => flood(alt), QUICK ? 90 : 240],
+      // 200 MB through a terminal takes about a minute per pass here when the machine is quiet (three passes:
+      // raw, conch, raw); a loaded machine needs more.
+      ['flood', () => flood(alt), QUICK ? 90 : 360],
     ]) {
+      if (ONLY && !ONLY.includes(name.replace(/ /g, '-'))) continue;
       try {
         await withCap(phase(), capS * 1000, `the ${name} phase`);
       } catch (error) {
@@ -416,6 +494,49 @@ const sc = out.scale;
 if (sc) {
   console.log(
     `${sc.sessions} sessions sending \`true\` at the same moment, ${sc.rounds} rounds: per call median ${ms(sc.calls.median)}, p99 ${ms(sc.calls.p99)} ms; whole round median ${ms(sc.round.median)} ms`,
+  );
+}
+const ph = out.phases;
+if (ph) {
+  console.log(
+    `\nWhere the time of \`execute true\` goes (conch-mcp, empty HOME, ${ph.calls} calls one after another; the client and\nthe server stamp each phase on the same wall clock), ms\n`,
+  );
+  console.log(
+    table(
+      ['interval', 'median', 'mean', 'p95', 'what happens in it'],
+      [
+        ...INTERVALS.map(([name]) => {
+          const s = ph.intervals[name];
+          return [name, ms(s.median), ms(s.mean), ms(s.p95), s.what];
+        }),
+        ['whole call', ms(ph.total.median), ms(ph.total.mean), ms(ph.total.p95), 'as the client sees it'],
+      ],
+    ),
+  );
+  console.log(
+    `\nCPU time per call (all threads, from /proc): the MCP client ${ms(ph.cpu.clientMs)} ms, conch-mcp ${ms(ph.cpu.serverMs)} ms, its shell ${ms(ph.cpu.shellMs)} ms`,
+  );
+  const sys = ph.syscalls;
+  if (sys) {
+    const fmt = (counts) =>
+      Object.entries(counts)
+        .filter(([, n]) => n >= 0.05)
+        .map(([name, n]) => `${name} ${n.toFixed(n >= 10 ? 0 : 1)}`)
+        .join(', ');
+    const total = (counts) => Object.values(counts).reduce((a, b) => a + b, 0);
+    console.log(
+      `\nSystem calls per \`execute true\` (strace -f -c, ${sys.calls} calls):\n  server (all threads) ${total(sys.server).toFixed(1)}: ${fmt(sys.server)}\n  its shell ${total(sys.shell).toFixed(1)}: ${fmt(sys.shell)}`,
+    );
+  }
+  const floor = out.roundTrip?.['live bash in node-pty, readline off (floor)'];
+  const iv = ph.intervals;
+  const hops = iv['client → server'].mean + iv['server → client'].mean;
+  const own = iv.dispatch.mean + iv['engine start'].mean + iv.result.mean + iv.reply.mean;
+  console.log(
+    `\nWhat remains (means, which add up to the whole call's ${ms(ph.total.mean)} ms): the shell's part ${ms(iv.shell.mean)} ms` +
+      (floor ? ` (a live bash in node-pty answers \`true\` in ${ms(floor.median)} ms, median)` : '') +
+      `; the two MCP hops between the processes ${ms(hops)} ms; the server's own work on the call ${ms(own)} ms` +
+      ` (its CPU time per call, all threads: ${ms(ph.cpu.serverMs)} ms).`,
   );
 }
 const e2r = out.sleep?.['conch-mcp (empty HOME)']?.exitToReturn;

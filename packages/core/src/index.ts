@@ -5,6 +5,14 @@
 
 // Time
 export { type Clock, createRealClock, type TimerHandle } from './clock.js';
+// Diagnostics
+export {
+  CALL_PHASES,
+  type CallPhase,
+  markPhase,
+  type PhaseTracer,
+  setPhaseTracer,
+} from './diagnostics/phase-trace.js';
 // Driver interface (versioned)
 export type {
   Disposable,

@@ -24,6 +24,7 @@ import {
   resolveConfig,
 } from '@conch/service';
 import { delegateTool } from './delegate-tool.js';
+import { tracePhasesToFile } from './phase-trace-file.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
 import { ConchStdioTransport } from './stdio-transport.js';
@@ -141,6 +142,8 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
     },
   });
 
+  const phaseTraceFile = process.env.CONCH_PHASE_TRACE;
+  if (phaseTraceFile) tracePhasesToFile(phaseTraceFile);
   const transport = new ConchStdioTransport(process.stdin, process.stdout, {
     log: (message, fields) => logger.warn(message, fields),
   });

@@ -13,7 +13,7 @@
  *   ({@link ConchStdioTransport.whenAnswered}).
  */
 
-import { ConchError, ErrorCode } from '@conch/core';
+import { ConchError, ErrorCode, markPhase } from '@conch/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult } from './tool-kit.js';
@@ -79,6 +79,7 @@ export class ConchStdioTransport implements Transport {
     if (this.closed) return;
     const line = `${JSON.stringify(message)}\n`;
     await new Promise<void>((resolve) => {
+      markPhase('replying');
       if (this.stdout.write(line)) resolve();
       else this.stdout.once('drain', resolve);
     });
@@ -168,6 +169,7 @@ export class ConchStdioTransport implements Transport {
   }
 
   private takeLine(): void {
+    markPhase('received');
     const line = Buffer.concat(this.chunks).toString('utf8').replace(/\r$/, '');
     this.chunks = [];
     this.pending = 0;

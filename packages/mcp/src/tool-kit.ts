@@ -17,7 +17,7 @@
  *   INVALID_ARGUMENT message, even when malformed.
  */
 
-import { type CallContext, ConchError, ErrorCode, toConchError } from '@conch/core';
+import { type CallContext, ConchError, ErrorCode, markPhase, toConchError } from '@conch/core';
 import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -261,6 +261,7 @@ export function registerConchTool<I extends z.ZodObject, R>(
       annotations: { title: definition.title, ...definition.annotations },
     },
     async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {
+      markPhase('handler');
       const started = performance.now();
       const tool = definition.name;
       const requestId = extra.requestId;
@@ -293,10 +294,9 @@ export function registerConchTool<I extends z.ZodObject, R>(
           ...idsOf(structured),
           ms: Math.round(performance.now() - started),
         });
-        return {
-          content: [{ type: 'text', text: definition.render(structured as R, args) }],
-          structuredContent: structured,
-        };
+        const text = definition.render(structured as R, args);
+        markPhase('rendered');
+        return { content: [{ type: 'text', text }], structuredContent: structured };
       } catch (error) {
         const info = errorInfo(error);
         const level = info.code === ErrorCode.INTERNAL ? 'error' : 'info';

@@ -5,6 +5,7 @@
  */
 
 import type { Clock } from '../clock.js';
+import { markPhase } from '../diagnostics/phase-trace.js';
 import type {
   Disposable,
   Driver,
@@ -213,6 +214,7 @@ export class Session {
       // A newline, not a carriage return: the shell reads the line without a line editor (see
       // shell-integration.ts), and a program that exits leaving the terminal raw (no CR-to-NL mapping) must
       // not leave the next command unsubmitted.
+      markPhase('typed');
       await this.proc.write(`${line}\n`, this.writeDeadlineMs);
     } catch (error) {
       if (this.foreground === command) {
@@ -315,6 +317,7 @@ export class Session {
         this.tellWatchers(new TextEncoder().encode(`${fg.text.replace(/\r?\n/g, '\r\n')}\r\n`));
       return;
     }
+    markPhase('shell_done');
     this.cwd = marker.cwd;
     this.finishForeground();
     fg.end({
