@@ -33,8 +33,8 @@ export function serverInstructions(manager: SessionManager): string {
     '',
     'Prompts: reason "awaiting_input" comes with prompt.kind. Answer with respond (secret:true for passwords; ' +
       'yes_no: "y"/"n"); use send_control for keys: "q" or "space" in a pager, ctrl+c to interrupt, ctrl+d for ' +
-      'EOF, esc/arrows in full-screen programs. read_output view:"screen" shows what a full-screen program ' +
-      '(vim, less, htop) displays.',
+      'EOF, esc/arrows in full-screen programs (key names are case-insensitive; "C-x" and "^X" mean ctrl+x). ' +
+      'read_output view:"screen" shows what a full-screen program (vim, less, htop) displays.',
     '',
     'Background work: execute background:true for servers and watchers (returns after ~0.3 s); follow with ' +
       'read_output, find ids with list_processes, stop with kill_process (kills the whole process tree). A ' +

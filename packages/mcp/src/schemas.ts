@@ -2,11 +2,13 @@
  * The zod schemas of the tool results (docs/tools.md) and of the error shape (docs/tools.md), plus the helpers that
  * turn them into MCP output schemas that accept both a result and an error.
  *
- * Why the helpers: the MCP SDK's client validates `structuredContent` against the tool's `outputSchema`
- * even when `isError` is true, and an `outputSchema` must be a JSON object schema (not a union). So each
- * tool's output schema is an object whose result fields are optional, plus an optional `error` field, with
- * a JSON-Schema `anyOf` that requires either every result field or `error` (and a zod refinement that
- * says the same on the server side).
+ * Why the helpers: the MCP SDK's client (1.32) validates `structuredContent` against the tool's
+ * `outputSchema` whenever it is present, even when `isError` is true (its server skips the check on errors),
+ * and an `outputSchema` must be a JSON object schema (not a union). So each tool's output schema is an
+ * object whose result fields are optional, plus an optional `error` field, with a JSON-Schema `anyOf` that
+ * requires either every result field or `error` (and a zod refinement that says the same on the server
+ * side). The listing says each definition once: a result another tool describes in full gets its field
+ * types only (and no `required`), the error shape is described in full by the first tool a server lists.
  */
 
 import { ERROR_CODES } from '@conch/core';
@@ -254,8 +256,9 @@ export const PolicyDecisionShape = {
 export type Shape = Record<string, z.ZodType>;
 
 /**
- * The same fields without their descriptions, for the output schema of a tool whose result another tool
- * already describes in full (CommandResult: described once, under execute). Objects, arrays, optional and
+ * The same fields without their descriptions, for a shape another tool's output schema already describes
+ * (a Session: described once, under create_local; list_sessions and connect_ssh give its fields' types and
+ * enums only). Objects, arrays, optional and
  * nullable wrappers are rebuilt; any other schema is cloned without its metadata (a zod clone inherits
  * its parent's description through `_zod.parent`, which the clone drops).
  */
