@@ -111,7 +111,7 @@ async function conchExecute(server, session_id, command, timeoutS) {
     { timeout: ((timeoutS ?? 30) + 30) * 1000 },
   );
   if (r.isError || r.structuredContent?.status !== 'completed')
-    throw new Error(`conch ${command}: ${resultText(r).slice(0, 200)}`);
+    throw new Error(`conch ${command}: ${resultText(r).split('\n')[0].slice(0, 200)}`);
   return r;
 }
 
