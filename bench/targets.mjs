@@ -111,7 +111,7 @@ async function conchExecute(server, session_id, command, timeoutS) {
     { timeout: ((timeoutS ?? 30) + 30) * 1000 },
   );
   if (r.isError || r.structuredContent?.status !== 'completed')
-    throw new Error(`conch ${command}: ${resultText(r).slice(0, 200)}`);
+    throw new Error(`conch ${command}: ${resultText(r).split('\n')[0].slice(0, 200)}`);
   return r;
 }
 
@@ -578,6 +578,11 @@ const targets = [
 ];
 console.log('\nTargets\n');
 console.log(table(['target', 'measured', ''], targets));
+if (empty && ph && !(empty.median <= 1 && empty.p95 <= 2)) {
+  console.log(
+    `Round trip: closest reached ${ms(Math.min(empty.median, ph.total.median))} ms median (${ms(empty.median)} in the rotating rounds, ${ms(ph.total.median)} one call after another); what remains is in "Where the time of \`execute true\` goes" above: the server's CPU per call (${ms(ph.cpu.serverMs)} ms) is the longest link of the chain, spread over the MCP SDK's layers, conch's schema checks, the engine's bookkeeping and the garbage collector (docs/performance.md).`,
+  );
+}
 for (const [name, why] of skipped) console.log(`SKIPPED ${name}: ${why}`);
 if (leaks.ours.length > 0) {
   console.log(
