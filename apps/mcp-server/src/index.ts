@@ -21,7 +21,7 @@ export type {
 /** Runs the stdio server (what `conch-mcp` does). */
 /** The tool surfaces `--profile` accepts. */
 /** Result and error schemas (zod) of the tools. */
-/** Creates an McpServer exposing a SessionManager through the default-profile tools. */
+/** Creates an McpServer exposing a ConchService through the default-profile tools. */
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
 /** Registers one tool with conch's validation, result, error, progress and logging guarantees. */
 /** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
@@ -51,7 +51,6 @@ export {
   SessionSchema,
   SHUTDOWN_DEADLINE_MS,
   SSH_TOOL_NAMES,
-  type SshToolsOptions,
   serverInstructions,
   serveStdio,
   sshTools,

@@ -3,6 +3,8 @@
  * the compatibility profiles and the bounded stdio server that `conch-mcp` and `conch mcp` both run.
  */
 
+/** The service call context of a tool call (cancellation, progress, asking through elicitation). */
+export { clientCanElicit, serviceCall } from './call-context.js';
 /** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
 export { type DelegateTool, delegateTool } from './delegate-tool.js';
 /** The server instructions text. */
@@ -23,17 +25,10 @@ export {
 } from './schemas.js';
 /** Options, result and the extra-tool extension point of {@link createConchServer}. */
 export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarContext } from './server.js';
-/** Creates an McpServer exposing a SessionManager through the default-profile tools. */
+/** Creates an McpServer exposing a ConchService through the default-profile tools. */
 export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
-export {
-  type ConnectSshResult,
-  clientCanElicit,
-  registerSshTools,
-  SSH_TOOL_NAMES,
-  type SshToolsOptions,
-  sshTools,
-} from './ssh-tools.js';
+export { type ConnectSshResult, registerSshTools, SSH_TOOL_NAMES, sshTools } from './ssh-tools.js';
 /** The bounded stdio transport. */
 export { ConchStdioTransport } from './stdio-transport.js';
 /** A tool definition for {@link registerConchTool}. */
