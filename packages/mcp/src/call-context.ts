@@ -45,14 +45,15 @@ async function elicitConfirmation(
 }
 
 /**
- * The service call context of a tool call: cancellation and progress from the request, and (given the
- * server) `ask` through elicitation when the client can answer it.
+ * The service call context of a tool call: cancellation, progress and the connection's words from the
+ * request, and (given the server) `ask` through elicitation when the client can answer it.
  */
 export function serviceCall(call: CallContext, server?: McpServer): ServiceCallContext {
-  const { signal, onProgress } = call;
+  const { signal, onProgress, vocabulary } = call;
   const context: ServiceCallContext = {
     ...(signal ? { signal } : {}),
     ...(onProgress ? { progress: onProgress } : {}),
+    ...(vocabulary ? { vocabulary } : {}),
   };
   if (server === undefined) return context;
   if (!clientCanElicit(server)) return { ...context, cannotAsk: CANNOT_ELICIT };

@@ -37,5 +37,5 @@ export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
 export { errorResult, invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
 /** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
 export { DEFAULT_TOOL_NAMES, registerDefaultTools } from './tools.js';
-/** How the MCP face words the operations hints point at (tool names). */
-export { MCP_VOCABULARY } from './vocabulary.js';
+/** How the MCP face words the operations hints point at (tool names, or the client's declared words). */
+export { isVocabulary, MCP_VOCABULARY, VOCABULARY_CAPABILITY, vocabularyOf } from './vocabulary.js';

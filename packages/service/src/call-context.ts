@@ -4,7 +4,7 @@
  * elicitation), the CLI from its terminal (ctrl+c, a spinner, a TTY prompt).
  */
 
-import type { AbortSignalLike, CallContext } from '@conch/core';
+import type { AbortSignalLike, CallContext, Vocabulary } from '@conch/core';
 
 /** Progress while a call waits: the time spent and the newest output line. */
 export interface ProgressInfo {
@@ -34,13 +34,19 @@ export interface ServiceCallContext {
   ask?(question: ServiceQuestion): Promise<boolean>;
   /** Why nobody can be asked when `ask` is absent, in the face's words (ends a sentence). */
   cannotAsk?: string;
+  /**
+   * How the face names the operations, for the texts the engine writes into results (the omission
+   * notice's paging operation). Default: the verbs themselves.
+   */
+  vocabulary?: Vocabulary;
 }
 
 /** The engine's call context (cancellation and progress) of a service call context. */
 export function engineCall(context: ServiceCallContext): CallContext {
-  const { signal, progress } = context;
+  const { signal, progress, vocabulary } = context;
   return {
     ...(signal ? { signal } : {}),
     ...(progress ? { onProgress: (info: ProgressInfo) => progress(info) } : {}),
+    ...(vocabulary ? { vocabulary } : {}),
   };
 }
