@@ -12,7 +12,7 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import {
   createConchServer,
-  delegateTool,
+  delegateTools,
   SHUTDOWN_DEADLINE_MS,
   sshTools,
   type ToolRegistrar,
@@ -79,12 +79,7 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
   }
   // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine.
   const service = await createConchService(config, logger);
-  const delegation = delegateTool(config.opencode, logger);
-  const tools: ToolRegistrar[] = [
-    ...(delegation ? [delegation.register] : []),
-    sshTools(),
-    ...(options.extraTools ?? []),
-  ];
+  const tools: ToolRegistrar[] = [delegateTools(), sshTools(), ...(options.extraTools ?? [])];
   const connections = new Set<Socket>();
   const server: Server = createServer((socket) => {
     connections.add(socket);
@@ -126,26 +121,20 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       const force = setTimeout(() => resolveExit(0), SHUTDOWN_DEADLINE_MS);
       server.close();
       for (const socket of connections) socket.destroy();
-      // OpenCode stops alongside the engine, not after it, so both fit in the shutdown deadline.
-      const opencodeStopped = Promise.resolve(delegation?.close()).catch((error: unknown) =>
-        logger.warn('stopping OpenCode failed', { error: String(error) }),
-      );
-      // Every process killed (SIGKILL after the service's short shutdown grace), spill files removed.
-      service
-        .close()
-        .then(() => opencodeStopped)
-        .finally(() => {
-          for (const file of [paths.socket, paths.pidFile]) {
-            try {
-              unlinkSync(file);
-            } catch {
-              // already gone
-            }
+      // Every process killed (SIGKILL after the service's short shutdown grace), spill files removed;
+      // OpenCode stops alongside.
+      service.close().finally(() => {
+        for (const file of [paths.socket, paths.pidFile]) {
+          try {
+            unlinkSync(file);
+          } catch {
+            // already gone
           }
-          clearTimeout(force);
-          logger.info('daemon stopped');
-          resolveExit(0);
-        });
+        }
+        clearTimeout(force);
+        logger.info('daemon stopped');
+        resolveExit(0);
+      });
     };
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     process.on('unhandledRejection', (reason) =>

@@ -16,7 +16,7 @@ export type {
   ToolRegistrar,
   ToolRegistrarContext,
 } from '@conch/mcp';
-/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
+/** `delegate_task`: the registrar (registers the tool when the service can delegate). */
 /** The server instructions text. */
 /** Runs the stdio server (what `conch-mcp` does). */
 /** The tool surfaces `--profile` accepts. */
@@ -33,8 +33,7 @@ export {
   clientCanElicit,
   createConchServer,
   DEFAULT_TOOL_NAMES,
-  type DelegateTool,
-  delegateTool,
+  delegateTools,
   type ErrorInfo,
   ErrorInfoSchema,
   errorResult,

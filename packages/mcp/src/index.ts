@@ -5,8 +5,8 @@
 
 /** The service call context of a tool call (cancellation, progress, asking through elicitation). */
 export { clientCanElicit, serviceCall } from './call-context.js';
-/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
-export { type DelegateTool, delegateTool } from './delegate-tool.js';
+/** `delegate_task`: the registrar (registers the tool when the service can delegate). */
+export { delegateTools } from './delegate-tool.js';
 /** The server instructions text. */
 export { serverInstructions } from './instructions.js';
 /** Runs the stdio server (what `conch-mcp` does). */

@@ -22,7 +22,7 @@ import {
   type ResolvedConfig,
   resolveConfig,
 } from '@conch/service';
-import { delegateTool } from './delegate-tool.js';
+import { delegateTools } from './delegate-tool.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
 import { ConchStdioTransport } from './stdio-transport.js';
@@ -94,18 +94,12 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
     process.stderr.write(`conch-mcp: ${(error as Error).message}\n`);
     return 2;
   }
-  // The service reaps what a dead instance left, assembles the engine, and at close kills everything it
-  // started (within the shutdown grace) and releases the engine.
-  const delegation = hooks.delegate === false ? undefined : delegateTool(config.opencode, logger);
-  const service = await createConchService(config, logger, {
-    guards,
-    onClose: async () => {
-      await delegation?.close();
-    },
-  });
+  // The service reaps what a dead instance left, assembles the engine (and OpenCode delegation), and at
+  // close kills everything it started (within the shutdown grace) and releases the engine.
+  const service = await createConchService(config, logger, { guards, delegate: hooks.delegate !== false });
   const extraTools: ToolRegistrar[] = [
     ...(hooks.ssh === false ? [] : [sshTools()]),
-    ...(delegation ? [delegation.register] : []),
+    delegateTools(),
     ...(hooks.extraTools ?? []),
   ];
   const conch = createConchServer({ service, profile: config.profile, logger, extraTools });

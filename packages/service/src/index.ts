@@ -49,6 +49,7 @@ export {
   type CreateServiceOptions,
   createConchService,
   defaultGuards,
+  opencodeDelegator,
   SHUTDOWN_KILL_GRACE_S,
 } from './service.js';
 /** The `connect_ssh` sequence: host key policies, the question to the person, the banner. */

@@ -12,10 +12,12 @@ import {
   type ByteRead,
   type CloseSessionResult,
   type CommandResult,
+  ConchError,
   type CreateLocalRequest,
   type Disposable,
   type EngineDefaults,
   type EngineLimits,
+  ErrorCode,
   type ExecuteRequest,
   type KillProcessRequest,
   type KillResult,
@@ -31,6 +33,7 @@ import {
   type TerminalAttachment,
   type TerminalWatcher,
 } from '@conch/core';
+import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { connectSsh, type HostKeyPolicy } from '@conch/ssh';
@@ -69,6 +72,8 @@ export interface ConchServiceOptions {
   engine?: SessionManagerOptions;
   /** What the operator allows for `connectSsh` (default: every host key policy, `ask` by default). */
   ssh?: SshServiceOptions;
+  /** The OpenCode delegation `delegateTask` uses (none: the service cannot delegate). Closed with the service. */
+  delegator?: Delegator;
   /** Where the service logs (default: nowhere). */
   logger?: Logger;
   /** Runs at the end of {@link ConchService.close}, after the engine has shut down (spill files, driver…). */
@@ -85,6 +90,7 @@ export class ConchService {
   readonly #manager: SessionManager;
   readonly #ssh: SshPolicies;
   readonly #connect: NonNullable<SshServiceOptions['connect']>;
+  readonly #delegator: Delegator | undefined;
   readonly #logger: Logger;
   readonly #onClose: (() => Promise<void> | void) | undefined;
   #closing: Promise<void> | undefined;
@@ -95,8 +101,14 @@ export class ConchService {
     this.#manager = manager;
     this.#ssh = sshPolicies(options.ssh);
     this.#connect = options.ssh?.connect ?? connectSsh;
+    this.#delegator = options.delegator;
     this.#logger = options.logger ?? silentLogger;
     this.#onClose = options.onClose;
+  }
+
+  /** True when the service can delegate tasks to OpenCode ({@link delegateTask}). */
+  get canDelegate(): boolean {
+    return this.#delegator !== undefined;
   }
 
   /** The engine's limits (ranges of the parameters). */
@@ -183,6 +195,18 @@ export class ConchService {
     return connectSshSession(this.#manager, this.#ssh, this.#connect, params, context);
   }
 
+  /** Hands a whole coding task to OpenCode and returns its result (`delegate_task`; see `canDelegate`). */
+  delegateTask(params: DelegateTaskInput, context: ServiceCallContext = {}): Promise<DelegateResult> {
+    if (!this.#delegator) {
+      return Promise.reject(
+        new ConchError(ErrorCode.INVALID_ARGUMENT, 'This conch cannot delegate: no OpenCode was found.', {
+          hint: 'Install opencode-ai, or give --opencode-bin or --opencode-url.',
+        }),
+      );
+    }
+    return this.#delegator.delegate(params, engineCall(context));
+  }
+
   /** A command's output as bytes from an absolute byte offset, without waiting (the byte-stream profiles). */
   readBytes(commandId: string, fromByte: number): ByteRead {
     return this.#manager.readBytes(commandId, fromByte);
@@ -204,10 +228,15 @@ export class ConchService {
 
   /**
    * Kills every process the engine started (SIGKILL after at most `killGraceS`, default
-   * {@link SHUTDOWN_KILL_GRACE_S}), then runs `onClose`. Idempotent: later calls return the same promise.
+   * {@link SHUTDOWN_KILL_GRACE_S}) while OpenCode stops alongside, then runs `onClose`. Idempotent: later
+   * calls return the same promise.
    */
   close(killGraceS: number = SHUTDOWN_KILL_GRACE_S): Promise<void> {
     this.#closing ??= (async () => {
+      // OpenCode stops alongside the engine, not after it, so both fit in a shutdown deadline.
+      const opencodeStopped = this.#delegator
+        ?.close()
+        .catch((error: unknown) => this.#logger.warn('stopping OpenCode failed', { error: String(error) }));
       // Shutdown must fit in a deadline: shorten the kill grace of the engine's final kills.
       this.#manager.defaults.killGraceS = Math.min(this.#manager.defaults.killGraceS, killGraceS);
       await this.#manager
@@ -218,6 +247,7 @@ export class ConchService {
           .then(this.#onClose)
           .catch((error: unknown) => this.#logger.error('cleanup failed', { error: String(error) }));
       }
+      await opencodeStopped;
     })();
     return this.#closing;
   }
@@ -237,6 +267,8 @@ export interface CreateServiceOptions {
   guards?: EngineGuards;
   /** Reap the processes a dead conch left before starting (default true). */
   reap?: boolean;
+  /** Offer `delegateTask` when OpenCode can be found or `--opencode-url` is given (default true). */
+  delegate?: boolean;
   /** Runs after the engine's own cleanup at close (e.g. stopping what a face started). */
   onClose?: () => Promise<void> | void;
 }
@@ -266,8 +298,10 @@ export async function createConchService(
     }
   }
   const engine = createLocalEngine(config, logger, guards);
+  const delegator = options.delegate === false ? undefined : opencodeDelegator(config.opencode, logger);
   return new ConchService({
     manager: engine.manager,
+    ...(delegator ? { delegator } : {}),
     ssh: {
       allowedPolicies: config.ssh.allowedHostKeyPolicies,
       defaultPolicy: config.ssh.defaultHostKeyPolicy,
@@ -277,5 +311,23 @@ export async function createConchService(
       await engine.dispose();
       await options.onClose?.();
     },
+  });
+}
+
+/** The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to. */
+export function opencodeDelegator(
+  opencode: { url?: string | undefined; bin?: string | undefined },
+  logger: Logger,
+): Delegator | undefined {
+  if (opencode.url === undefined && findOpencode(opencode.bin) === undefined) {
+    logger.info('delegate_task not offered: no opencode binary found (see --opencode-bin, --opencode-url)');
+    return undefined;
+  }
+  const password = process.env.OPENCODE_SERVER_PASSWORD;
+  return new Delegator({
+    ...(opencode.url === undefined ? {} : { url: opencode.url }),
+    ...(opencode.url !== undefined && password !== undefined ? { password } : {}),
+    ...(opencode.bin === undefined ? {} : { bin: opencode.bin }),
+    onLog: (line) => logger.debug('opencode', { line }),
   });
 }
