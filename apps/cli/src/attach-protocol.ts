@@ -16,8 +16,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { SessionManager, TerminalAttachment } from '@conch/core';
+import type { TerminalAttachment } from '@conch/core';
 import { runsUnderConch } from '@conch/pty';
+import type { ConchService } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
 
@@ -106,7 +107,7 @@ export const EmptyResultSchema = z.object({}).loose();
  * Serves the attach methods on one daemon connection. Returns a function that detaches every view of
  * the connection (call it when the connection closes).
  */
-export function serveAttach(server: Server, manager: SessionManager): () => void {
+export function serveAttach(server: Server, service: ConchService): () => void {
   const views = new Map<string, TerminalAttachment>();
   const follows = new Map<string, { dispose(): void }>();
   const view = (id: string): TerminalAttachment => {
@@ -117,7 +118,7 @@ export function serveAttach(server: Server, manager: SessionManager): () => void
   server.setRequestHandler(AttachRequestSchema, async (request) => {
     const id = randomUUID();
     const { session_id, cols, rows, take_over, client_pid } = request.params;
-    const attachment = manager.attachTerminal(
+    const attachment = service.attachTerminal(
       session_id,
       {
         onOutput: (bytes) => {
@@ -170,7 +171,7 @@ export function serveAttach(server: Server, manager: SessionManager): () => void
     if (follows.has(follow_id)) throw new Error(`follow_id ${JSON.stringify(follow_id)} is already in use.`);
     follows.set(
       follow_id,
-      manager.followOutput(command_id, from_byte ?? 0, (read) => {
+      service.followOutput(command_id, from_byte ?? 0, (read) => {
         void server
           .notification({
             method: ATTACH_METHODS.commandOutput,

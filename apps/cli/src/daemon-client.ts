@@ -7,10 +7,14 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { VOCABULARY_CAPABILITY } from '@conch/mcp';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { readDaemonPid, socketAnswers } from './daemon.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { SocketTransport } from './socket-transport.js';
+import { CLI_VOCABULARY } from './tool-call.js';
+import { askOnTty, canAskOnTty } from './tty-question.js';
 import { CLI_VERSION } from './version.js';
 
 /** How long a starting daemon may take to answer on its socket. */
@@ -96,7 +100,19 @@ export async function openDaemonSocket(paths: DaemonPaths = daemonPaths()): Prom
 /** Connects an MCP client to the daemon (starting it on first use). */
 export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise<DaemonConnection> {
   const socket = await openDaemonSocket(paths);
-  const client = new Client({ name: 'conch-cli', version: CLI_VERSION }, { capabilities: {} });
+  // The CLI's words for the operations: the daemon words hints, errors and notices with them. On a
+  // terminal the CLI can also answer the daemon's questions for the person (elicitation, yes/no).
+  const interactive = canAskOnTty();
+  const client = new Client(
+    { name: 'conch-cli', version: CLI_VERSION },
+    {
+      capabilities: {
+        experimental: { [VOCABULARY_CAPABILITY]: CLI_VOCABULARY },
+        ...(interactive ? { elicitation: { form: {} } } : {}),
+      },
+    },
+  );
+  if (interactive) client.setRequestHandler(ElicitRequestSchema, (request) => askOnTty(request.params));
   await client.connect(new SocketTransport(socket));
   return { client, close: () => client.close() };
 }

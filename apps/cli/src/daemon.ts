@@ -1,7 +1,7 @@
 /**
- * The per-user daemon: one engine (SessionManager) whose sessions outlive the CLI invocations and MCP
+ * The per-user daemon: one service (ConchService) whose sessions outlive the CLI invocations and MCP
  * clients that use them. It listens on a unix socket (mode 0600, in a 0700 directory) and speaks MCP
- * JSON-RPC with newline framing: every connection gets its own MCP server over the one shared engine.
+ * JSON-RPC with newline framing: every connection gets its own MCP server over the one shared service.
  *
  * Start-up reaps what a dead daemon (or any dead conch server) left running, so a SIGKILLed daemon's
  * processes do not survive the next start. A stale socket (no daemon answering) is removed. SIGTERM,
@@ -12,15 +12,13 @@ import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import {
   createConchServer,
-  delegateTool,
+  delegateTools,
   SHUTDOWN_DEADLINE_MS,
   sshTools,
   type ToolRegistrar,
 } from '@conch/mcp';
-import { createAuditLog, Policy } from '@conch/policy';
-import { reapOrphans } from '@conch/pty';
 import {
-  createLocalEngine,
+  createConchService,
   createLogger,
   type Logger,
   type ResolvedConfig,
@@ -29,9 +27,6 @@ import {
 import { serveAttach } from './attach-protocol.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { SocketTransport } from './socket-transport.js';
-
-/** Grace between SIGTERM and SIGKILL for the processes killed when the daemon stops. */
-const STOP_KILL_GRACE_S = 2;
 
 /** True when something accepts connections on the socket (a live daemon). */
 export function socketAnswers(socketPath: string): Promise<boolean> {
@@ -82,39 +77,22 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
     logger.info('removing a stale socket', { socket: paths.socket });
     unlinkSync(paths.socket);
   }
-  try {
-    const reaped = await reapOrphans();
-    if (reaped > 0) logger.info('reaped processes left by a dead conch daemon or server', { count: reaped });
-  } catch (error) {
-    logger.warn('reaping orphans failed', { error: String(error) });
-  }
-
-  const engine = createLocalEngine(config, logger, {
-    policy: new Policy(config.policy),
-    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
-  });
-  const delegation = delegateTool(config.opencode, logger);
-  const tools: ToolRegistrar[] = [
-    ...(delegation ? [delegation.register] : []),
-    sshTools({
-      allowedPolicies: config.ssh.allowedHostKeyPolicies,
-      defaultPolicy: config.ssh.defaultHostKeyPolicy,
-    }),
-    ...(options.extraTools ?? []),
-  ];
+  // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine.
+  const service = await createConchService(config, logger);
+  const tools: ToolRegistrar[] = [delegateTools(), sshTools(), ...(options.extraTools ?? [])];
   const connections = new Set<Socket>();
   const server: Server = createServer((socket) => {
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
     const conch = createConchServer({
-      manager: engine.manager,
+      service,
       profile: config.profile,
       logger,
       extraTools: tools,
     });
     conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
     // `conch attach`: daemon-only live-terminal methods on the same connection (not tools).
-    socket.on('close', serveAttach(conch.server.server, engine.manager));
+    socket.on('close', serveAttach(conch.server.server, service));
     conch.server.connect(new SocketTransport(socket)).catch((error: unknown) => {
       logger.warn('connection failed', { error: String(error) });
       socket.destroy();
@@ -143,28 +121,20 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       const force = setTimeout(() => resolveExit(0), SHUTDOWN_DEADLINE_MS);
       server.close();
       for (const socket of connections) socket.destroy();
-      engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, STOP_KILL_GRACE_S);
-      // OpenCode stops alongside the engine, not after it, so both fit in the shutdown deadline.
-      const opencodeStopped = Promise.resolve(delegation?.close()).catch((error: unknown) =>
-        logger.warn('stopping OpenCode failed', { error: String(error) }),
-      );
-      engine.manager
-        .shutdown()
-        .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }))
-        .then(() => engine.dispose())
-        .then(() => opencodeStopped)
-        .finally(() => {
-          for (const file of [paths.socket, paths.pidFile]) {
-            try {
-              unlinkSync(file);
-            } catch {
-              // already gone
-            }
+      // Every process killed (SIGKILL after the service's short shutdown grace), spill files removed;
+      // OpenCode stops alongside.
+      service.close().finally(() => {
+        for (const file of [paths.socket, paths.pidFile]) {
+          try {
+            unlinkSync(file);
+          } catch {
+            // already gone
           }
-          clearTimeout(force);
-          logger.info('daemon stopped');
-          resolveExit(0);
-        });
+        }
+        clearTimeout(force);
+        logger.info('daemon stopped');
+        resolveExit(0);
+      });
     };
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     process.on('unhandledRejection', (reason) =>

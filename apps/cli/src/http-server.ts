@@ -9,8 +9,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
-import { createAuditLog, Policy } from '@conch/policy';
-import { createLocalEngine, createLogger, type ResolvedConfig } from '@conch/service';
+import { createConchService, createLogger, type ResolvedConfig } from '@conch/service';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 
@@ -65,16 +64,8 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
   const logger = createLogger(config.logLevel);
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (!options.token) process.stderr.write(`conch mcp: bearer token: ${token}\n`);
-  const engine = createLocalEngine(config, logger, {
-    policy: new Policy(config.policy),
-    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
-  });
-  const tools = [
-    sshTools({
-      allowedPolicies: config.ssh.allowedHostKeyPolicies,
-      defaultPolicy: config.ssh.defaultHostKeyPolicy,
-    }),
-  ];
+  const service = await createConchService(config, logger, { reap: false });
+  const tools = [sshTools()];
   const transports = new Map<string, StreamableHTTPServerTransport>();
   let allowedHosts = new Set<string>();
 
@@ -115,7 +106,7 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
           if (created.sessionId) transports.delete(created.sessionId);
         };
         const conch = createConchServer({
-          manager: engine.manager,
+          service,
           profile: config.profile,
           logger,
           extraTools: tools,
@@ -157,14 +148,10 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
       server.close();
       server.closeAllConnections();
       for (const transport of transports.values()) void transport.close();
-      engine.manager
-        .shutdown()
-        .catch(() => {})
-        .then(() => engine.dispose())
-        .finally(() => {
-          clearTimeout(force);
-          resolveExit(0);
-        });
+      service.close().finally(() => {
+        clearTimeout(force);
+        resolveExit(0);
+      });
     };
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
   });

@@ -5,6 +5,7 @@
 
 import { constants } from 'node:os';
 import { formatTable, stylesFor } from './terminal-output.js';
+import { CLI_VOCABULARY } from './tool-call.js';
 
 /** The fields of a CommandResult the CLI reads. */
 export interface CommandResult {
@@ -49,10 +50,11 @@ export function printCommandResult(result: CommandResult): number {
     return code;
   }
   const id = result.command_id;
+  const { respond, sendControl, readOutput, killProcess } = CLI_VOCABULARY;
   const why =
     result.state === 'awaiting_input'
-      ? `waiting for input${result.prompt ? ` (${result.prompt.kind})` : ''}: answer with conch respond ${id} TEXT, or press keys with conch key ${id} KEY`
-      : `read more with conch read ${id}, stop it with conch kill ${id}`;
+      ? `waiting for input${result.prompt ? ` (${result.prompt.kind})` : ''}: answer with ${respond} ${id} TEXT, or press keys with ${sendControl} ${id} KEY`
+      : `read more with ${readOutput} ${id}, stop it with ${killProcess} ${id}`;
   process.stderr.write(`${err.yellow(`[still running: ${id}]`)} ${err.dim(why)}\n`);
   return code;
 }

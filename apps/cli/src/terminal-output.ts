@@ -44,6 +44,20 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
+/** The spinners drawing now (paused while the person is asked a question). */
+const spinning = new Set<{ pause(): void; resume(): void }>();
+
+/** Runs `work` (a question on the terminal) with every spinner paused and its line cleared. */
+export async function withSpinnersPaused<T>(work: () => Promise<T>): Promise<T> {
+  const paused = [...spinning];
+  for (const spinner of paused) spinner.pause();
+  try {
+    return await work();
+  } finally {
+    for (const spinner of paused) spinner.resume();
+  }
+}
+
 /** A spinner on stderr; does nothing unless stderr is a TTY. */
 export interface Spinner {
   /** Shows the newest output line next to the elapsed time. */
@@ -58,8 +72,10 @@ export function startSpinner(label: string, stream: NodeJS.WriteStream = process
   const started = Date.now();
   let frame = 0;
   let latest = '';
+  let paused = false;
   const styles = stylesFor(stream);
   const draw = () => {
+    if (paused) return;
     const elapsed = ((Date.now() - started) / 1000).toFixed(1);
     const width = (stream.columns ?? 80) - label.length - elapsed.length - 8;
     const tail = latest.length > width ? `${latest.slice(0, Math.max(0, width - 1))}…` : latest;
@@ -68,6 +84,17 @@ export function startSpinner(label: string, stream: NodeJS.WriteStream = process
     );
   };
   const timer = setInterval(draw, 100);
+  const control = {
+    pause() {
+      paused = true;
+      stream.write('\r\u001b[2K');
+    },
+    resume() {
+      paused = false;
+      draw();
+    },
+  };
+  spinning.add(control);
   draw();
   return {
     update(line) {
@@ -76,7 +103,8 @@ export function startSpinner(label: string, stream: NodeJS.WriteStream = process
     },
     stop() {
       clearInterval(timer);
-      stream.write('\r\u001b[2K');
+      spinning.delete(control);
+      if (!paused) stream.write('\r\u001b[2K');
     },
   };
 }

@@ -1,11 +1,11 @@
 /**
  * One tool call from the CLI to the daemon: progress shown by a spinner (the newest output line and the
  * elapsed time, TTY only), ctrl+c cancels the wait (the command keeps running), and the result comes back
- * as `{ structured, isError }` with errors worded for the CLI.
+ * as `{ structured, isError }`. Errors, hints and omission notices arrive worded for the CLI: the CLI
+ * declares {@link CLI_VOCABULARY} when it connects (see daemon-client.ts) and the daemon words them so.
  */
 
-import { VERBS, type Vocabulary } from '@conch/core';
-import { MCP_VOCABULARY } from '@conch/mcp';
+import type { Vocabulary } from '@conch/core';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startSpinner } from './terminal-output.js';
@@ -27,7 +27,10 @@ export class ConchCliError extends Error {
   }
 }
 
-/** The CLI command of each verb that hints point at (`create_local` has no CLI command of its own). */
+/**
+ * The CLI command of each verb that hints point at (`create_local` has no CLI command of its own: a
+ * command runs in a session `conch exec` creates). Declared to the daemon when the CLI connects.
+ */
 export const CLI_VOCABULARY: Vocabulary = {
   createLocal: 'conch exec',
   connectSsh: 'conch ssh',
@@ -41,27 +44,6 @@ export const CLI_VOCABULARY: Vocabulary = {
   killProcess: 'conch kill',
   checkCommand: 'conch check',
 };
-
-/**
- * MCP tool names as they appear in hints (the CLI talks to the MCP face), and the CLI command that does
- * the same: both from the vocabularies.
- */
-const CLI_WORDS: Record<string, string> = Object.fromEntries(
-  VERBS.filter((verb) => verb !== 'createLocal').map((verb) => [MCP_VOCABULARY[verb], CLI_VOCABULARY[verb]]),
-);
-
-/** A tool name of {@link CLI_WORDS}, optionally in backticks, followed by punctuation, a space or the end. */
-const CLI_WORDS_PATTERN = new RegExp(
-  `\`?\\b(${Object.keys(CLI_WORDS).join('|')})\\b\`?(?=[\\s.,;:)(]|$)`,
-  'g',
-);
-
-/** Rewords a message or hint that names MCP tools into CLI commands. */
-export function inCliWords(text: string): string {
-  return text.replace(CLI_WORDS_PATTERN, (match, name: string) =>
-    match.startsWith('`') || match.endsWith('`') ? `\`${CLI_WORDS[name]}\`` : (CLI_WORDS[name] ?? name),
-  );
-}
 
 /** The request timeout: the server bounds every wait itself (total_timeout), so the SDK's must not cut it. */
 const REQUEST_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -89,14 +71,7 @@ export async function callTool<T = Record<string, unknown>>(
         code: 'INTERNAL',
         message: result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
       };
-      throw new ConchCliError(
-        {
-          ...error,
-          message: inCliWords(error.message),
-          ...(error.hint ? { hint: inCliWords(error.hint) } : {}),
-        },
-        structured,
-      );
+      throw new ConchCliError(error, structured);
     }
     return (structured ?? {}) as T;
   } finally {

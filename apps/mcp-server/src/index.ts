@@ -16,12 +16,12 @@ export type {
   ToolRegistrar,
   ToolRegistrarContext,
 } from '@conch/mcp';
-/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
+/** `delegate_task`: the registrar (registers the tool when the service can delegate). */
 /** The server instructions text. */
 /** Runs the stdio server (what `conch-mcp` does). */
 /** The tool surfaces `--profile` accepts. */
 /** Result and error schemas (zod) of the tools. */
-/** Creates an McpServer exposing a SessionManager through the default-profile tools. */
+/** Creates an McpServer exposing a ConchService through the default-profile tools. */
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
 /** Registers one tool with conch's validation, result, error, progress and logging guarantees. */
 /** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
@@ -33,8 +33,7 @@ export {
   clientCanElicit,
   createConchServer,
   DEFAULT_TOOL_NAMES,
-  type DelegateTool,
-  delegateTool,
+  delegateTools,
   type ErrorInfo,
   ErrorInfoSchema,
   errorResult,
@@ -51,7 +50,6 @@ export {
   SessionSchema,
   SHUTDOWN_DEADLINE_MS,
   SSH_TOOL_NAMES,
-  type SshToolsOptions,
   serverInstructions,
   serveStdio,
   sshTools,

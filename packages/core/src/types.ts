@@ -2,6 +2,8 @@
  * The result and option shapes of docs/tools.md. Field names are snake_case because they are the wire contract.
  */
 
+import type { Vocabulary } from './hint.js';
+
 /** Lifecycle state of a session. */
 export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
 
@@ -157,6 +159,11 @@ export interface CallContext {
   signal?: AbortSignalLike;
   /** Called at least every 2 s while waiting, with the newest output line. */
   onProgress?: (progress: { elapsed_ms: number; message: string }) => void;
+  /**
+   * How the calling face names operations in the texts the engine writes into a result (the omission
+   * notice's paging operation). Default: the verbs themselves.
+   */
+  vocabulary?: Vocabulary;
 }
 
 /** The part of AbortSignal the core uses (so the core does not depend on DOM or Node types). */

@@ -3,8 +3,10 @@
  * the compatibility profiles and the bounded stdio server that `conch-mcp` and `conch mcp` both run.
  */
 
-/** `delegate_task` for conch-mcp's settings (undefined when no OpenCode can be found). */
-export { type DelegateTool, delegateTool } from './delegate-tool.js';
+/** The service call context of a tool call (cancellation, progress, asking through elicitation). */
+export { clientCanElicit, serviceCall } from './call-context.js';
+/** `delegate_task`: the registrar (registers the tool when the service can delegate). */
+export { delegateTools } from './delegate-tool.js';
 /** The server instructions text. */
 export { serverInstructions } from './instructions.js';
 /** Runs the stdio server (what `conch-mcp` does). */
@@ -23,17 +25,10 @@ export {
 } from './schemas.js';
 /** Options, result and the extra-tool extension point of {@link createConchServer}. */
 export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarContext } from './server.js';
-/** Creates an McpServer exposing a SessionManager through the default-profile tools. */
+/** Creates an McpServer exposing a ConchService through the default-profile tools. */
 export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
-export {
-  type ConnectSshResult,
-  clientCanElicit,
-  registerSshTools,
-  SSH_TOOL_NAMES,
-  type SshToolsOptions,
-  sshTools,
-} from './ssh-tools.js';
+export { type ConnectSshResult, registerSshTools, SSH_TOOL_NAMES, sshTools } from './ssh-tools.js';
 /** The bounded stdio transport. */
 export { ConchStdioTransport } from './stdio-transport.js';
 /** A tool definition for {@link registerConchTool}. */
@@ -42,5 +37,5 @@ export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
 export { errorResult, invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
 /** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
 export { DEFAULT_TOOL_NAMES, registerDefaultTools } from './tools.js';
-/** How the MCP face words the operations hints point at (tool names). */
-export { MCP_VOCABULARY } from './vocabulary.js';
+/** How the MCP face words the operations hints point at (tool names, or the client's declared words). */
+export { isVocabulary, MCP_VOCABULARY, VOCABULARY_CAPABILITY, vocabularyOf } from './vocabulary.js';

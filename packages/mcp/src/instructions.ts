@@ -3,11 +3,11 @@
  * together. Built from the engine's limits so the numbers are the configured ones.
  */
 
-import type { SessionManager } from '@conch/core';
+import type { ConchService } from '@conch/service';
 
-/** The instructions text for a server over `manager`. */
-export function serverInstructions(manager: SessionManager): string {
-  const { limits, defaults } = manager;
+/** The instructions text for a server over `service` (its limits and defaults). */
+export function serverInstructions(service: Pick<ConchService, 'limits' | 'defaults'>): string {
+  const { limits, defaults } = service;
   const chars = Math.min(defaults.maxOutputChars, limits.maxOutputChars);
   return [
     'conch gives you real, persistent terminals: local ones on this machine, and remote ones over SSH ' +

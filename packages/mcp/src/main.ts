@@ -10,20 +10,19 @@
  * rejections and exceptions are logged to stderr and do not stop the server.
  */
 
-import { createAuditLog, Policy } from '@conch/policy';
-import { reapOrphans } from '@conch/pty';
 import {
   type CliSettings,
   ConfigError,
-  createLocalEngine,
+  createConchService,
   createLogger,
+  defaultGuards,
   type EngineGuards,
   type Logger,
   parseCliArgs,
   type ResolvedConfig,
   resolveConfig,
 } from '@conch/service';
-import { delegateTool } from './delegate-tool.js';
+import { delegateTools } from './delegate-tool.js';
 import { tracePhasesToFile } from './phase-trace-file.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
@@ -31,8 +30,6 @@ import { ConchStdioTransport } from './stdio-transport.js';
 
 /** Hard limit for a clean shutdown before the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 5000;
-/** Grace between SIGHUP/SIGTERM and SIGKILL for the processes killed at shutdown. */
-export const SHUTDOWN_KILL_GRACE_S = 2;
 /** On stdin EOF, how long calls already received may run on to send their answers before shutdown. */
 export const SHUTDOWN_ANSWER_GRACE_MS = 2500;
 
@@ -48,13 +45,8 @@ export interface MainHooks {
   delegate?: boolean;
 }
 
-/** The policy (from `--allow`/`--deny`/`--policy-file`/the config file) and the audit log of a config. */
-export function defaultGuards(config: ResolvedConfig): EngineGuards {
-  return {
-    policy: new Policy(config.policy),
-    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
-  };
-}
+/** The policy and audit log of a config (defined in `@conch/service`). */
+export { defaultGuards } from '@conch/service';
 
 /** Runs the stdio server until shutdown. Resolves with the exit code once shutdown has completed. */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
@@ -103,44 +95,15 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
     process.stderr.write(`conch-mcp: ${(error as Error).message}\n`);
     return 2;
   }
-  if (guards.policy?.active) {
-    logger.info('command policy active', {
-      allow: config.policy.allow.length,
-      deny: config.policy.deny.length,
-    });
-  }
-
-  try {
-    const reaped = await reapOrphans();
-    if (reaped > 0) logger.info('reaped processes left by a dead conch server', { count: reaped });
-  } catch (error) {
-    logger.warn('reaping orphans failed', { error: String(error) });
-  }
-
-  const engine = createLocalEngine(config, logger, guards);
-  const delegation = hooks.delegate === false ? undefined : delegateTool(config.opencode, logger);
+  // The service reaps what a dead instance left, assembles the engine (and OpenCode delegation), and at
+  // close kills everything it started (within the shutdown grace) and releases the engine.
+  const service = await createConchService(config, logger, { guards, delegate: hooks.delegate !== false });
   const extraTools: ToolRegistrar[] = [
-    ...(hooks.ssh === false
-      ? []
-      : [
-          sshTools({
-            allowedPolicies: config.ssh.allowedHostKeyPolicies,
-            defaultPolicy: config.ssh.defaultHostKeyPolicy,
-          }),
-        ]),
-    ...(delegation ? [delegation.register] : []),
+    ...(hooks.ssh === false ? [] : [sshTools()]),
+    delegateTools(),
     ...(hooks.extraTools ?? []),
   ];
-  const conch = createConchServer({
-    manager: engine.manager,
-    profile: config.profile,
-    logger,
-    extraTools,
-    onClose: async () => {
-      await engine.dispose();
-      await delegation?.close();
-    },
-  });
+  const conch = createConchServer({ service, profile: config.profile, logger, extraTools });
 
   const phaseTraceFile = process.env.CONCH_PHASE_TRACE;
   if (phaseTraceFile) tracePhasesToFile(phaseTraceFile);
@@ -160,13 +123,12 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
       logger.error('shutdown did not finish in time; exiting anyway', { ms: SHUTDOWN_DEADLINE_MS });
       resolveExit(0);
     }, SHUTDOWN_DEADLINE_MS);
-    // Shutdown must fit in the deadline: shorten the kill grace of the engine's final kills.
-    engine.manager.defaults.killGraceS = Math.min(engine.manager.defaults.killGraceS, SHUTDOWN_KILL_GRACE_S);
     // After stdin EOF the client can still read: let calls it already sent answer first (`printf … | conch-mcp`).
     const answered = why.startsWith('stdin')
       ? transport.whenAnswered(SHUTDOWN_ANSWER_GRACE_MS)
       : Promise.resolve(true);
     answered
+      // Closes the connection, then the service: its final kills fit in the deadline (a short grace).
       .then(() => conch.close())
       .catch((error: unknown) => logger.error('shutdown failed', { error: String(error) }))
       .finally(() => {

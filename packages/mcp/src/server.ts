@@ -1,11 +1,13 @@
 /**
- * `createConchServer`: an McpServer exposing one SessionManager through the tools of a profile.
+ * `createConchServer`: an McpServer exposing one ConchService through the tools of a profile.
  * Transport-agnostic: `bin.ts` connects it to stdio; tests and other faces may connect it elsewhere.
+ * The server gets the service, never the engine: each tool translates its arguments into a verb of the
+ * service and renders the result.
  */
 
 import { createRequire } from 'node:module';
-import { ConchError, ErrorCode, SessionManager, type SessionManagerOptions } from '@conch/core';
-import { type Logger, silentLogger } from '@conch/service';
+import { ConchError, ErrorCode } from '@conch/core';
+import { type ConchService, type Logger, silentLogger } from '@conch/service';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type * as z from 'zod';
 import { serverInstructions } from './instructions.js';
@@ -19,10 +21,10 @@ export function assertProfile(name: string): Profile {
   throw new ConchError(ErrorCode.INVALID_ARGUMENT, unknownProfileMessage(name));
 }
 
-/** What an extra-tool registrar gets: the server, the engine, and conch's tool registration. */
+/** What an extra-tool registrar gets: the server, the service, and conch's tool registration. */
 export interface ToolRegistrarContext {
   server: McpServer;
-  manager: SessionManager;
+  service: ConchService;
   logger: Logger;
   /**
    * Registers a tool with conch's guarantees (strict validation as INVALID_ARGUMENT results, structured
@@ -34,32 +36,30 @@ export interface ToolRegistrarContext {
 
 /**
  * The extension point for tools beyond the default profile (e.g. `connect_ssh`, `delegate_task`):
- * a function that registers more tools given the engine.
+ * a function that registers more tools given the service.
  */
 export type ToolRegistrar = (context: ToolRegistrarContext) => void;
 
 /** Options of {@link createConchServer}. */
 export interface ConchServerOptions {
-  /** The engine to expose. Give this or `engine`. */
-  manager?: SessionManager;
-  /** Options to build a SessionManager from when `manager` is not given. */
-  engine?: SessionManagerOptions;
+  /** The service to expose. */
+  service: ConchService;
   /** Tool surface (default `default`). */
   profile?: string;
   /** Where logs go (default: none). */
   logger?: Logger;
   /** Extra tools to register after the profile's own. */
   extraTools?: readonly ToolRegistrar[];
-  /** Runs at the end of `close()`, after the engine has shut down (dispose drivers, spill stores…). */
+  /** Runs at the end of `close()`, after the service has closed. */
   onClose?: () => Promise<void> | void;
 }
 
-/** A server, its engine, and a close that stops both. */
+/** A server, its service, and a close that stops both. */
 export interface ConchServer {
   server: McpServer;
-  manager: SessionManager;
+  service: ConchService;
   /**
-   * Closes the MCP connection, kills every process the engine started, then runs `onClose`.
+   * Closes the MCP connection, closes the service (kills every process it started), then runs `onClose`.
    * Idempotent: later calls return the same promise.
    */
   close(): Promise<void>;
@@ -75,39 +75,30 @@ export const SERVER_VERSION: string = (() => {
   }
 })();
 
-/** Creates the conch MCP server over a SessionManager (see the module doc). */
+/** Creates the conch MCP server over a ConchService (see the module doc). */
 export function createConchServer(options: ConchServerOptions): ConchServer {
   const logger = options.logger ?? silentLogger;
   const profileName = assertProfile(options.profile ?? 'default');
   const compat = profileName === 'default' ? undefined : COMPAT_PROFILES[profileName];
-  const manager =
-    options.manager ??
-    (options.engine
-      ? new SessionManager(options.engine)
-      : (() => {
-          throw new ConchError(
-            ErrorCode.INVALID_ARGUMENT,
-            'createConchServer needs a manager or engine options.',
-          );
-        })());
+  const { service } = options;
   const server = new McpServer(
     { name: 'conch', title: 'conch: real terminals for AI agents', version: SERVER_VERSION },
     {
       capabilities: { tools: {} },
-      instructions: compat ? compat.instructions : serverInstructions(manager),
+      instructions: compat ? compat.instructions : serverInstructions(service),
     },
   );
   if (compat) {
-    for (const definition of compat.tools(manager)) registerConchTool(server, definition, logger);
+    for (const definition of compat.tools(service)) registerConchTool(server, definition, logger);
   } else {
-    registerDefaultTools({ server, manager, logger });
+    registerDefaultTools({ server, service, logger });
   }
   // Under a compatibility profile, extra registrars add only the tools the profile lists (e.g. interminal
   // keeps connect_ssh); under `default`, all of them.
   const keep = compat ? new Set(compat.extraToolNames) : undefined;
   const context: ToolRegistrarContext = {
     server,
-    manager,
+    service,
     logger,
     registerTool: (definition) => {
       if (keep && !keep.has(definition.name)) return;
@@ -124,9 +115,7 @@ export function createConchServer(options: ConchServerOptions): ConchServer {
         .catch((error: unknown) =>
           logger.debug('closing the MCP connection failed', { error: String(error) }),
         );
-      await manager
-        .shutdown()
-        .catch((error: unknown) => logger.error('engine shutdown failed', { error: String(error) }));
+      await service.close();
       if (options.onClose) {
         await Promise.resolve()
           .then(options.onClose)
@@ -135,5 +124,5 @@ export function createConchServer(options: ConchServerOptions): ConchServer {
     })();
     return closing;
   };
-  return { server, manager, close };
+  return { server, service, close };
 }

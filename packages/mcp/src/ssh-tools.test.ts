@@ -1,12 +1,13 @@
 /**
- * `connect_ssh` in process, with `connectSsh` replaced by a fake that returns the core's FakeDriver (a
+ * `connect_ssh` in process (the service's connectSsh through the MCP face), with `connectSsh` replaced by a fake that returns the core's FakeDriver (a
  * scripted shell) as the SSH driver: the mapping of parameters to `connectSsh` options, the operator's
  * policies, elicitation, the session limit, disposal of a driver whose session could not open, and the
  * redaction of secret parameters. The real thing (real server, real sshd) is test/ssh.test.ts.
  */
 
-import { ConchError, createRealClock, ErrorCode, SessionManager } from '@conch/core';
+import { ConchError, createRealClock, ErrorCode } from '@conch/core';
 import { FakeDriver } from '@conch/core/testing';
+import { ConchService, type SshServiceOptions } from '@conch/service';
 import type { ConnectSshOptions, HostKeyQuestion, SshConnection, SshDriver } from '@conch/ssh';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -18,7 +19,7 @@ import {
 import { afterEach, describe, expect, test } from 'vitest';
 import * as z from 'zod';
 import { createConchServer } from './server.js';
-import { cleanBanner, hostKeyQuestionText, type SshToolsOptions, sshTools } from './ssh-tools.js';
+import { cleanBanner, hostKeyQuestionText, sshTools } from './ssh-tools.js';
 import { invalidArgumentFromZod } from './tool-kit.js';
 
 const clock = createRealClock();
@@ -45,7 +46,7 @@ interface Setup {
 }
 
 async function setup(
-  options: Omit<SshToolsOptions, 'connect'> & {
+  options: Omit<SshServiceOptions, 'connect'> & {
     maxSessions?: number;
     capabilities?: ClientCapabilities;
     failOpen?: boolean;
@@ -74,20 +75,18 @@ async function setup(
       policyNote: 'host_key_policy "accept-new": recorded new ssh-ed25519 key SHA256:abc.',
     };
   };
-  const manager = new SessionManager({
-    clock,
-    ...(options.maxSessions === undefined ? {} : { limits: { maxSessions: options.maxSessions } }),
+  const service = new ConchService({
+    engine: {
+      clock,
+      ...(options.maxSessions === undefined ? {} : { limits: { maxSessions: options.maxSessions } }),
+    },
+    ssh: {
+      ...(options.allowedPolicies ? { allowedPolicies: options.allowedPolicies } : {}),
+      ...(options.defaultPolicy ? { defaultPolicy: options.defaultPolicy } : {}),
+      connect,
+    },
   });
-  const conch = createConchServer({
-    manager,
-    extraTools: [
-      sshTools({
-        ...(options.allowedPolicies ? { allowedPolicies: options.allowedPolicies } : {}),
-        ...(options.defaultPolicy ? { defaultPolicy: options.defaultPolicy } : {}),
-        connect,
-      }),
-    ],
-  });
+  const conch = createConchServer({ service, extraTools: [sshTools()] });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await conch.server.connect(serverSide);
   const client = new Client(

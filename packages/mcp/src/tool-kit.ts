@@ -17,7 +17,14 @@
  *   INVALID_ARGUMENT message, even when malformed.
  */
 
-import { type CallContext, ConchError, ErrorCode, markPhase, toConchError } from '@conch/core';
+import {
+  type CallContext,
+  ConchError,
+  ErrorCode,
+  markPhase,
+  toConchError,
+  type Vocabulary,
+} from '@conch/core';
 import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -30,7 +37,7 @@ import type {
 import * as z from 'zod';
 import { renderError } from './render.js';
 import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
-import { MCP_VOCABULARY } from './vocabulary.js';
+import { MCP_VOCABULARY, vocabularyOf } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
 export interface ToolCallContext {
@@ -175,10 +182,10 @@ export function invalidArgumentFromZod(
   });
 }
 
-/** The docs/tools.md wire shape of any error (data made JSON-safe). */
-export function errorInfo(error: unknown): ErrorInfo {
+/** The docs/tools.md wire shape of any error (data made JSON-safe), its hint worded with `vocabulary`. */
+export function errorInfo(error: unknown, vocabulary: Vocabulary = MCP_VOCABULARY): ErrorInfo {
   const conch = toConchError(error);
-  const json = conch.toJSON(MCP_VOCABULARY);
+  const json = conch.toJSON(vocabulary);
   const info: ErrorInfo = { code: json.code, message: json.message };
   if (json.hint !== undefined) info.hint = json.hint;
   if (json.data !== undefined) {
@@ -192,8 +199,8 @@ export function errorInfo(error: unknown): ErrorInfo {
 }
 
 /** An MCP error result: `isError`, one actionable text block and `structuredContent.error`. */
-export function errorResult(error: unknown): CallToolResult {
-  const info = errorInfo(error);
+export function errorResult(error: unknown, vocabulary: Vocabulary = MCP_VOCABULARY): CallToolResult {
+  const info = errorInfo(error, vocabulary);
   return {
     isError: true,
     content: [{ type: 'text', text: renderError(info) }],
@@ -203,9 +210,16 @@ export function errorResult(error: unknown): CallToolResult {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** The engine's call context for one MCP request: its abort signal, and progress when asked for. */
-export function callContextFor(extra: Extra, logger: Logger): CallContext {
-  const context: CallContext = { signal: extra.signal };
+/**
+ * The engine's call context for one MCP request: its abort signal, the connection's words for the
+ * operations, and progress when asked for.
+ */
+export function callContextFor(
+  extra: Extra,
+  logger: Logger,
+  vocabulary: Vocabulary = MCP_VOCABULARY,
+): CallContext {
+  const context: CallContext = { signal: extra.signal, vocabulary };
   const token = extra._meta?.progressToken;
   if (token !== undefined) {
     let last = 0;
@@ -266,11 +280,15 @@ export function registerConchTool<I extends z.ZodObject, R>(
       const tool = definition.name;
       const requestId = extra.requestId;
       logger.debug('tool call', { tool, request: requestId });
+      const vocabulary = vocabularyOf(server);
       try {
         const parsed = definition.input.safeParse(rawArgs ?? {});
         if (!parsed.success) throw invalidArgumentFromZod(tool, definition.input, parsed.error, rawArgs);
         const args = parsed.data as z.output<I>;
-        const result = await definition.run(args, { call: callContextFor(extra, logger), requestId });
+        const result = await definition.run(args, {
+          call: callContextFor(extra, logger, vocabulary),
+          requestId,
+        });
         const checked = exact.safeParse(result);
         if (!checked.success) {
           logger.error('result does not match the output schema', {
@@ -298,7 +316,7 @@ export function registerConchTool<I extends z.ZodObject, R>(
         markPhase('rendered');
         return { content: [{ type: 'text', text }], structuredContent: structured };
       } catch (error) {
-        const info = errorInfo(error);
+        const info = errorInfo(error, vocabulary);
         const level = info.code === ErrorCode.INTERNAL ? 'error' : 'info';
         logger[level]('tool error', {
           tool,
@@ -307,7 +325,7 @@ export function registerConchTool<I extends z.ZodObject, R>(
           ms: Math.round(performance.now() - started),
           ...(info.code === ErrorCode.INTERNAL ? { message: info.message } : {}),
         });
-        return errorResult(error);
+        return errorResult(error, vocabulary);
       }
     },
   );

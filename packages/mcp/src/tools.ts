@@ -16,13 +16,13 @@ import {
   type PolicyDecision,
   type ProcessInfo,
   type SessionInfo,
-  type SessionManager,
   USER_PATTERN_MAX_CHARS,
   USER_PATTERN_SYNTAX,
 } from '@conch/core';
-import type { Logger } from '@conch/service';
+import type { ConchService, Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
+import { serviceCall } from './call-context.js';
 import {
   type CallInfo,
   renderClosed,
@@ -62,8 +62,8 @@ export const DEFAULT_TOOL_NAMES = [
  * The terminal-size and label parameters every session-opening tool shares (`create_local`, `connect_ssh`),
  * with the engine's configured limits and defaults.
  */
-export function sessionShapeParams(manager: SessionManager) {
-  const { limits, defaults } = manager;
+export function sessionShapeParams(settings: Pick<ConchService, 'limits' | 'defaults'>) {
+  const { limits, defaults } = settings;
   return {
     cols: z
       .number()
@@ -91,8 +91,8 @@ export function sessionShapeParams(manager: SessionManager) {
 }
 
 /** Parameter schemas shared by several tools, built from the engine's configured limits and defaults. */
-function commonParams(manager: SessionManager) {
-  const { limits, defaults } = manager;
+function commonParams(settings: Pick<ConchService, 'limits' | 'defaults'>) {
+  const { limits, defaults } = settings;
   const maxT = limits.maxTimeoutS;
   const defaultChars = Math.min(defaults.maxOutputChars, limits.maxOutputChars);
   return {
@@ -151,19 +151,14 @@ function commonParams(manager: SessionManager) {
 /** What the default tools need. */
 export interface DefaultToolsContext {
   server: McpServer;
-  manager: SessionManager;
+  service: ConchService;
   logger: Logger;
 }
 
-function callInfo(manager: SessionManager, args: { pause_timeout?: number }): CallInfo {
+function callInfo(service: ConchService, args: { pause_timeout?: number }): CallInfo {
   return {
-    pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
+    pauseTimeoutS: args.pause_timeout ?? service.defaults.pauseTimeoutS,
   };
-}
-
-/** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
-function defined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 /** The CommandResult paragraph: said once, in execute; the other command tools point to it. */
@@ -176,9 +171,9 @@ const COMMAND_RESULT_DOC =
 const SAME_RESULT = 'Result: a CommandResult (see execute).';
 
 /** Registers the ten default-profile tools. */
-export function registerDefaultTools({ server, manager, logger }: DefaultToolsContext): void {
-  const p = commonParams(manager);
-  const { limits, defaults } = manager;
+export function registerDefaultTools({ server, service, logger }: DefaultToolsContext): void {
+  const p = commonParams(service);
+  const { limits, defaults } = service;
 
   // ------------------------------------------------------------------------------------------------
   registerConchTool(
@@ -223,8 +218,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: async (args, { call }) => leanCommandResult(await manager.execute(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await service.execute(args, serviceCall(call))),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(service, args)),
     },
     logger,
   );
@@ -287,8 +282,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         idempotentHint: false,
         openWorldHint: false,
       },
-      run: async (args, { call }) => leanCommandResult(await manager.readOutput(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await service.readOutput(args, serviceCall(call))),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(service, args)),
     },
     logger,
   );
@@ -327,8 +322,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       output: CommandResultShape,
       outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: async (args, { call }) => leanCommandResult(await manager.respond(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await service.respond(args, serviceCall(call))),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(service, args)),
     },
     logger,
   );
@@ -357,8 +352,8 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       output: CommandResultShape,
       outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-      run: async (args, { call }) => leanCommandResult(await manager.sendControl(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      run: async (args, { call }) => leanCommandResult(await service.sendControl(args, serviceCall(call))),
+      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(service, args)),
     },
     logger,
   );
@@ -396,7 +391,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: ListProcessesShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (args) => manager.listProcessesWithEscapees(defined(args)),
+      run: (args, { call }) => service.listProcesses(args, serviceCall(call)),
       render: (result: { processes: ProcessInfo[] }) => renderProcesses(result),
     },
     logger,
@@ -432,7 +427,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: KillResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      run: (args) => manager.killProcess(defined(args)),
+      run: (args, { call }) => service.killProcess(args, serviceCall(call)),
       render: (result: KillResult) => renderKill(result),
     },
     logger,
@@ -470,7 +465,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
           .describe(
             'Extra environment variables for the session, e.g. {"NODE_ENV":"test"}. Names match [A-Za-z_][A-Za-z0-9_]*. Default: none.',
           ),
-        ...sessionShapeParams(manager),
+        ...sessionShapeParams(service),
       }),
       output: SessionSchema.shape,
       annotations: {
@@ -479,7 +474,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         idempotentHint: false,
         openWorldHint: false,
       },
-      run: (args) => manager.createLocal(defined(args)),
+      run: (args, { call }) => service.createLocal(args, serviceCall(call)),
       render: (result: SessionInfo) => renderCreatedSession(result),
     },
     logger,
@@ -499,7 +494,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       input: z.strictObject({}),
       output: ListSessionsShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: () => ({ sessions: manager.listSessions() }),
+      run: (args, { call }) => service.listSessions(args, serviceCall(call)),
       render: (result: { sessions: SessionInfo[] }) => renderSessions(result),
     },
     logger,
@@ -524,7 +519,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: CloseSessionShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-      run: (args) => manager.closeSession(args.session_id),
+      run: (args, { call }) => service.closeSession(args, serviceCall(call)),
       render: (result: CloseSessionResult) => renderClosed(result),
     },
     logger,
@@ -548,7 +543,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
       }),
       output: PolicyDecisionShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: (args) => manager.checkCommand(args.command, args.session_id),
+      run: (args, { call }) => service.checkCommand(args, serviceCall(call)),
       render: (result: PolicyDecision) => renderDecision(result),
     },
     logger,

@@ -4,6 +4,8 @@ import {
   type PolicyCommandVerdict as CorePolicyCommandVerdict,
   type PolicyDecision as CorePolicyDecision,
   ErrorCode,
+  hint,
+  verb,
 } from '@conch/core';
 import { analyseCommand, type Finding } from './analyse.js';
 import { type PolicyConfig, parsePolicyConfig } from './config.js';
@@ -275,7 +277,7 @@ export function policyDeniedError(decision: PolicyDecision): ConchError {
     ErrorCode.POLICY_DENIED,
     `Denied by policy: ${decision.reason.replace(/^Denied: /, '')}`,
     {
-      hint: 'Nothing was run. check_command explains the decision per sub-command.',
+      hint: hint`Nothing was run. ${verb('checkCommand')} explains the decision per sub-command.`,
       data: { command: denied?.text ?? null, rule: denied?.rule ?? null, decision },
     },
   );

@@ -1,8 +1,17 @@
 /**
- * @conch/service — what every face of conch (the MCP server, the CLI) shares: configuration (the
+ * @conch/service — what every face of conch (the MCP server, the CLI) shares: the verbs as methods of
+ * {@link ConchService} (plain JSON in and out, with a call context), configuration (the
  * `conch.config.json` schema and the flags→config resolution), the local engine built from it, the
- * stderr logger and the profile names.
+ * `connect_ssh` sequence, the stderr logger and the profile names.
  */
+
+/** What a face passes to each verb besides its parameters: cancellation, progress, asking the person. */
+export {
+  engineCall,
+  type ProgressInfo,
+  type ServiceCallContext,
+  type ServiceQuestion,
+} from './call-context.js';
 
 /** The command line flags of the server faces (`conch-mcp`, `conch mcp`) and their parser. */
 export {
@@ -31,3 +40,28 @@ export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
 /** The profile names `--profile` accepts. */
 export { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
+/** The verbs as methods of one service object, and its assembly from a configuration. */
+export {
+  type CheckCommandParams,
+  type CloseSessionParams,
+  ConchService,
+  type ConchServiceOptions,
+  type CreateServiceOptions,
+  createConchService,
+  defaultGuards,
+  opencodeDelegator,
+  SHUTDOWN_KILL_GRACE_S,
+} from './service.js';
+/** The `connect_ssh` sequence: host key policies, the question to the person, the banner. */
+export {
+  abortSignalOf,
+  type ConnectSshParams,
+  type ConnectSshResult,
+  cleanBanner,
+  connectSshSession,
+  HOST_KEY_QUESTION_TIMEOUT_MS,
+  hostKeyQuestionText,
+  type SshPolicies,
+  type SshServiceOptions,
+  sshPolicies,
+} from './ssh-connect.js';

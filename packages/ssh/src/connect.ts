@@ -825,7 +825,10 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       ),
     );
   });
-  const onAbort = () => expire(new ConchError(ErrorCode.INVALID_ARGUMENT, 'connect_ssh was cancelled.'));
+  const onAbort = () =>
+    expire(
+      new ConchError(ErrorCode.INVALID_ARGUMENT, 'Connecting over SSH was cancelled; nothing was connected.'),
+    );
   options.signal?.addEventListener('abort', onAbort, { once: true });
   if (options.signal?.aborted) onAbort();
   const race = <T>(step: Promise<T>): Promise<T> => {

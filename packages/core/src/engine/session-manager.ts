@@ -14,7 +14,7 @@ import type {
   TerminalProcess,
 } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
-import { hint, verb } from '../hint.js';
+import { hint, type Vocabulary, verb } from '../hint.js';
 import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
@@ -499,10 +499,10 @@ export class SessionManager {
         {},
       );
       const reason = outcome.reason === 'exited' ? 'exited' : 'background';
-      return this.result(command, { reason }, maxChars);
+      return this.result(command, { reason }, maxChars, true, context.vocabulary);
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, maxChars);
+    return this.viewResult(command, outcome, maxChars, context.vocabulary);
   }
 
   /** `read_output`: waits for more output, or pages through the log when `offset` is given. */
@@ -537,7 +537,7 @@ export class SessionManager {
       spec.pauseMs = 0;
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    if (view === 'text') return this.viewResult(command, outcome, maxChars);
+    if (view === 'text') return this.viewResult(command, outcome, maxChars, context.vocabulary);
     const result = this.result(command, outcome, maxChars, false);
     if (view === 'raw') {
       const raw = command.log.rawTail(maxChars);
@@ -623,7 +623,7 @@ export class SessionManager {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, this.maxChars(undefined));
+    return this.viewResult(command, outcome, this.maxChars(undefined), context.vocabulary);
   }
 
   /** `send_control`: presses keys in a running command's terminal, then waits. */
@@ -635,7 +635,7 @@ export class SessionManager {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, this.maxChars(undefined));
+    return this.viewResult(command, outcome, this.maxChars(undefined), context.vocabulary);
   }
 
   /** `list_processes`. */
@@ -1034,6 +1034,7 @@ export class SessionManager {
     command: Command,
     outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
     maxChars: number,
+    vocabulary?: Vocabulary,
   ): Promise<CommandResult> {
     const screenPrompt = command.state === 'awaiting_input' && command.prompt?.kind === 'screen';
     if (command.fullScreen || screenPrompt) {
@@ -1047,7 +1048,7 @@ export class SessionManager {
         return result;
       }
     }
-    return this.result(command, outcome, maxChars);
+    return this.result(command, outcome, maxChars, true, vocabulary);
   }
 
   /** Moves the command's text cursor to the end of its log (what is on the screen now was seen). */
@@ -1061,9 +1062,14 @@ export class SessionManager {
     outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
     maxChars: number,
     read = true,
+    vocabulary?: Vocabulary,
   ): CommandResult {
     const read_ = read
-      ? command.log.readSince(command.cursor, { maxChars, maxLines: this.defaults.maxOutputLines })
+      ? command.log.readSince(command.cursor, {
+          maxChars,
+          maxLines: this.defaults.maxOutputLines,
+          vocabulary,
+        })
       : undefined;
     if (read_) {
       command.cursor = read_.next;

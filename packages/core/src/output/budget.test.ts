@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NEUTRAL_VOCABULARY } from '../hint.js';
 import {
   type BudgetSource,
   budgetLines,
@@ -24,20 +25,29 @@ describe('omissionNotice', () => {
         logPath: '/tmp/c_1.log',
       }),
     ).toBe(
-      '[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: /tmp/c_1.log]',
+      '[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; readOutput offset=120 to page through them; full log: /tmp/c_1.log]',
     );
   });
 
   it('states the error lines only when some were kept, omits the path when unknown, and uses singulars', () => {
     expect(omissionNotice({ omittedFrom: 5, omittedTo: 9, totalLines: 20, errorLinesKept: 0 })).toBe(
-      '[… 5 lines omitted (lines 5-9) of 20 lines; read_output offset=5 to page through them]',
+      '[… 5 lines omitted (lines 5-9) of 20 lines; readOutput offset=5 to page through them]',
     );
     expect(omissionNotice({ omittedFrom: 7, omittedTo: 7, totalLines: 20, errorLinesKept: 1 })).toBe(
-      '[… 1 line omitted (line 7) of 20 lines; 1 error line kept; read_output offset=7 to page through them]',
+      '[… 1 line omitted (line 7) of 20 lines; 1 error line kept; readOutput offset=7 to page through them]',
     );
     expect(omissionNotice({ omittedFrom: 0, omittedTo: 0, totalLines: 1, errorLinesKept: 0 })).toBe(
-      '[… 1 line omitted (line 0) of 1 line; read_output offset=0 to page through them]',
+      '[… 1 line omitted (line 0) of 1 line; readOutput offset=0 to page through them]',
     );
+  });
+
+  it("names the paging operation in the caller's vocabulary (each face its own), else by its verb", () => {
+    const notice = { omittedFrom: 5, omittedTo: 9, totalLines: 20, errorLinesKept: 0 };
+    const words = { ...NEUTRAL_VOCABULARY, readOutput: 'fetch_more' };
+    expect(omissionNotice(notice, words)).toBe(
+      '[… 5 lines omitted (lines 5-9) of 20 lines; fetch_more offset=5 to page through them]',
+    );
+    expect(omissionNotice(notice)).not.toMatch(/read_output/);
   });
 });
 
@@ -106,7 +116,7 @@ describe('budgetText', () => {
     const result = budgetText(text, { maxChars: 600 });
     // head budget 120 → 20 lines; the tail gets the remaining 480 → 80 lines
     const notice =
-      '[… 900 lines omitted (lines 20-919) of 1000 lines; read_output offset=20 to page through them]';
+      '[… 900 lines omitted (lines 20-919) of 1000 lines; readOutput offset=20 to page through them]';
     expect(result.text).toBe([...range(0, 19), notice, ...range(920, 999)].join('\n'));
     expect(result).toMatchObject({
       truncated: true,
@@ -122,7 +132,7 @@ describe('budgetText', () => {
     const text = range(0, 999).join('\n');
     const result = budgetText(text, { maxChars: 600, firstLine: 5000, logPath: '/run/conch/c_x.log' });
     expect(result.text).toContain(
-      '[… 900 lines omitted (lines 5020-5919) of 6000 lines; read_output offset=5020 to page through them; full log: /run/conch/c_x.log]',
+      '[… 900 lines omitted (lines 5020-5919) of 6000 lines; readOutput offset=5020 to page through them; full log: /run/conch/c_x.log]',
     );
   });
 
@@ -141,7 +151,7 @@ describe('budgetText', () => {
       '701: ValueError: bad',
     ].join('\n');
     expect(result.text).toContain(
-      `error lines kept; read_output offset=33 to page through them]\n${rescued}\n`,
+      `error lines kept; readOutput offset=33 to page through them]\n${rescued}\n`,
     );
     const [head, rest] = result.text.split('\n[…') as [string, string];
     expect(head.split('\n')).toEqual(range(0, 32));
@@ -150,7 +160,7 @@ describe('budgetText', () => {
     const notice = result.text.split('\n').find((l) => l.startsWith('[…')) ?? '';
     expect(result.text.length - notice.length).toBeLessThanOrEqual(1000);
     expect(notice).toBe(
-      `[… ${result.omittedLines} lines omitted (lines 33-${result.omittedTo}) of 1000 lines; 3 error lines kept; read_output offset=33 to page through them]`,
+      `[… ${result.omittedLines} lines omitted (lines 33-${result.omittedTo}) of 1000 lines; 3 error lines kept; readOutput offset=33 to page through them]`,
     );
   });
 
@@ -174,7 +184,7 @@ describe('budgetText', () => {
   it('cuts a single huge line into its start and its end', () => {
     const line = `${'a'.repeat(5000)}${'b'.repeat(5000)}`;
     const result = budgetText(line, { maxChars: 1000 });
-    const notice = '[… 1 line omitted (line 0) of 1 line; read_output offset=0 to page through them]';
+    const notice = '[… 1 line omitted (line 0) of 1 line; readOutput offset=0 to page through them]';
     expect(result.text).toBe(`${'a'.repeat(199)}\n${notice}\n${'b'.repeat(799)}`);
     expect(result.omittedLines).toBe(1);
   });
@@ -183,7 +193,7 @@ describe('budgetText', () => {
     const text = ['short', 'x'.repeat(10_000)].join('\n');
     const result = budgetText(text, { maxChars: 100 });
     expect(result.text).toBe(
-      `short\n[… 1 line omitted (line 1) of 2 lines; read_output offset=1 to page through them]\n${'x'.repeat(93)}`,
+      `short\n[… 1 line omitted (line 1) of 2 lines; readOutput offset=1 to page through them]\n${'x'.repeat(93)}`,
     );
   });
 });
@@ -200,7 +210,7 @@ describe('budgetText with a line cap', () => {
     const result = budgetText(text, { maxChars: 30_000, maxLines: 1000 });
     // 3000 short lines fit in 30000 characters but not in 1000 lines: head 200, tail 800.
     const notice =
-      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; read_output offset=200 to page through them]';
+      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; readOutput offset=200 to page through them]';
     expect(result.text).toBe([...range(0, 199), notice, ...range(2200, 2999)].join('\n'));
     expect(result).toMatchObject({ truncated: true, omittedLines: 2000, omittedFrom: 200, omittedTo: 2199 });
   });
@@ -261,7 +271,7 @@ describe('budgetLines on a source', () => {
     expect(result.text).toBe(
       [
         ...range(0, 9),
-        '[… 80 lines omitted (lines 10-89) of 100 lines; read_output offset=10 to page through them]',
+        '[… 80 lines omitted (lines 10-89) of 100 lines; readOutput offset=10 to page through them]',
         ...range(90, 99),
       ].join('\n'),
     );

@@ -8,6 +8,8 @@
  * output reads about `maxChars` characters, not 200 MB.
  */
 
+import { hint, NEUTRAL_VOCABULARY, type Vocabulary, verb, wordHint } from '../hint.js';
+
 /**
  * What an error-looking line contains (case-insensitive): `error`, `fail`, `panic`, `traceback`,
  * `exception`, `fatal`, or a `file.ext:LINE:` location such as `src/a.ts:12:` or `foo.py:3:`.
@@ -72,6 +74,8 @@ export interface BudgetOptions {
   maxLines?: number | undefined;
   /** Path of the full log, named in the notice when known. */
   logPath?: string | undefined;
+  /** How the notice names the operation that pages through the log (default: the verbs themselves). */
+  vocabulary?: Vocabulary | undefined;
 }
 
 /** The budgeted output. */
@@ -95,19 +99,24 @@ export interface BudgetResult {
 
 /**
  * The omission notice, e.g.
- * `[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`.
+ * `[… 41210 lines omitted (lines 120-41329) of 41450 lines; 3 error lines kept; read_output offset=120 to page through them; full log: PATH]`
+ * (the operation that pages, here `read_output`, is the {@link verb} `readOutput` worded with the caller's
+ * `vocabulary`: each face names its own).
  * Plain digits, 0-based absolute line numbers, inclusive range; `of N lines` counts the log's lines up to
  * the end of this read (`totalLines`: absolute, like the range); the error lines only when some were
  * kept; `full log` only when a path is known (it is named here and nowhere else in a result); singular
  * nouns for a count of 1 (`1 line omitted (line 7) of 20 lines`, `1 error line kept`).
  */
-export function omissionNotice(notice: {
-  omittedFrom: number;
-  omittedTo: number;
-  totalLines: number;
-  errorLinesKept: number;
-  logPath?: string | undefined;
-}): string {
+export function omissionNotice(
+  notice: {
+    omittedFrom: number;
+    omittedTo: number;
+    totalLines: number;
+    errorLinesKept: number;
+    logPath?: string | undefined;
+  },
+  vocabulary: Vocabulary = NEUTRAL_VOCABULARY,
+): string {
   const count = notice.omittedTo - notice.omittedFrom + 1;
   const of = `of ${notice.totalLines} ${notice.totalLines === 1 ? 'line' : 'lines'}`;
   const what =
@@ -121,7 +130,11 @@ export function omissionNotice(notice: {
         ? '; 1 error line kept'
         : `; ${notice.errorLinesKept} error lines kept`;
   const path = notice.logPath ? `; full log: ${notice.logPath}` : '';
-  return `[… ${what}${kept}; read_output offset=${notice.omittedFrom} to page through them${path}]`;
+  const page = wordHint(
+    hint`${verb('readOutput')} offset=${notice.omittedFrom} to page through them`,
+    vocabulary,
+  );
+  return `[… ${what}${kept}; ${page}${path}]`;
 }
 
 /**
@@ -253,13 +266,16 @@ export function budgetLines(source: BudgetSource, options: BudgetOptions): Budge
   const omittedTo = tail.partialLine >= 0 ? tail.partialLine : tail.firstShown - 1;
   const parts = [...head];
   parts.push(
-    omissionNotice({
-      omittedFrom,
-      omittedTo,
-      totalLines: to + 1,
-      errorLinesKept,
-      logPath: options.logPath,
-    }),
+    omissionNotice(
+      {
+        omittedFrom,
+        omittedTo,
+        totalLines: to + 1,
+        errorLinesKept,
+        logPath: options.logPath,
+      },
+      options.vocabulary,
+    ),
   );
   parts.push(...rescued);
   parts.push(...tail.lines());

@@ -223,7 +223,7 @@ describe('OutputLog.readSince', () => {
     expect(lines.at(-1)).toBe('line 99999');
     const notice = lines.find((l) => l.startsWith('[…')) ?? '';
     expect(notice).toMatch(
-      /^\[… \d+ lines omitted \(lines \d+-\d+\) of 100000 lines; read_output offset=\d+ to page through them; full log: \/tmp\/c\.log\]$/,
+      /^\[… \d+ lines omitted \(lines \d+-\d+\) of 100000 lines; readOutput offset=\d+ to page through them; full log: \/tmp\/c\.log\]$/,
     );
     expect(r).toMatchObject({ truncated: true, fromLine: 0, toLine: 99_999 });
     expect(r.omittedLines).toBeGreaterThan(99_000);
@@ -236,13 +236,13 @@ describe('OutputLog.readSince', () => {
     const byDefault = log.readSince(log.cursorAtStart(), { maxChars: 200_000 }).text.split('\n');
     expect(byDefault).toHaveLength(1001);
     expect(byDefault[200]).toBe(
-      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; read_output offset=200 to page through them]',
+      '[… 2000 lines omitted (lines 200-2199) of 3000 lines; readOutput offset=200 to page through them]',
     );
     const capped = log.readSince(log.cursorAtStart(), { maxChars: 200_000, maxLines: 10 }).text.split('\n');
     expect(capped).toEqual([
       'line 0',
       'line 1',
-      '[… 2990 lines omitted (lines 2-2991) of 3000 lines; read_output offset=2 to page through them]',
+      '[… 2990 lines omitted (lines 2-2991) of 3000 lines; readOutput offset=2 to page through them]',
       ...Array.from({ length: 8 }, (_, k) => `line ${2992 + k}`),
     ]);
   });
@@ -258,7 +258,7 @@ describe('OutputLog.readSince', () => {
     expect(r.text).toContain('100: compiling\n101: src/a.ts:3:7 - error TS2304: Cannot find name\n');
     expect(r.errorLinesKept).toBe(1);
     expect(r.text.endsWith('noise noise noise noise noise\ndone')).toBe(true);
-    expect(r.text).toMatch(/; 1 error line kept; read_output offset=\d+ to page through them\]/);
+    expect(r.text).toMatch(/; 1 error line kept; readOutput offset=\d+ to page through them\]/);
   });
 
   it('is cheap after a huge flood: reads about maxChars from the spill, whatever arrived', () => {

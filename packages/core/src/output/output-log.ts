@@ -1,5 +1,6 @@
 import type { SpillSink } from '../driver.js';
 import type { TextPattern } from '../engine/user-pattern.js';
+import type { Vocabulary } from '../hint.js';
 import type { OutputInfo, PageInfo } from '../types.js';
 import { type BudgetSource, budgetLines, DEFAULT_MAX_OUTPUT_LINES, looksLikeError } from './budget.js';
 import { ByteRing } from './byte-ring.js';
@@ -54,6 +55,8 @@ export interface ReadSinceOptions {
   maxChars?: number;
   /** Most lines of the returned text (see `budgetLines`). Default {@link DEFAULT_MAX_OUTPUT_LINES}. */
   maxLines?: number;
+  /** How the omission notice names the paging operation (the calling face's words; see `budgetLines`). */
+  vocabulary?: Vocabulary | undefined;
 }
 
 /** What {@link OutputLog.readSince} returns. */
@@ -322,6 +325,7 @@ export class OutputLog {
       maxChars: options.maxChars ?? DEFAULT_MAX_OUTPUT_CHARS,
       maxLines: options.maxLines ?? DEFAULT_MAX_OUTPUT_LINES,
       logPath: this.spill?.path,
+      vocabulary: options.vocabulary,
     });
     return {
       text: budget.text,

@@ -9,8 +9,9 @@
  * is killed with its whole process group; `waiting_for_input` is kernel evidence.
  */
 
-import type { SessionManager } from '@conch/core';
+import type { ConchService } from '@conch/service';
 import * as z from 'zod';
+import { serviceCall } from '../call-context.js';
 import { type CompatProfile, defineTool, goDuration, jsonText, processOf } from './profile.js';
 
 const MAX_TIMEOUT_S = 3600;
@@ -33,8 +34,8 @@ const sessionIdParam = z
   .max(200)
   .describe('The session_id returned by shell_command (for a background or still-running command).');
 
-function tools(manager: SessionManager) {
-  const limitS = Math.min(MAX_TIMEOUT_S, manager.limits.maxTimeoutS);
+function tools(service: ConchService) {
+  const limitS = Math.min(MAX_TIMEOUT_S, service.limits.maxTimeoutS);
   return [
     defineTool({
       name: 'shell_command',
@@ -80,13 +81,13 @@ function tools(manager: SessionManager) {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }) {
         const timeout = args.timeout ?? 120;
-        const result = await manager.execute(
+        const result = await service.execute(
           {
             command: args.command,
             ...(args.working_dir ? { cwd: args.working_dir } : {}),
             ...(args.background ? { background: true } : { pause_timeout: timeout, total_timeout: timeout }),
           },
-          call,
+          serviceCall(call),
         );
         if (args.background) {
           // Always the handle, even when it ended within the start-up probe: its output stays readable.
@@ -135,7 +136,7 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run(args) {
-        const read = manager.readBytes(args.session_id, args.offset ?? 0);
+        const read = service.readBytes(args.session_id, args.offset ?? 0);
         const running = read.state === 'running' || read.state === 'awaiting_input';
         const note =
           read.dropped_bytes > 0
@@ -177,9 +178,9 @@ function tools(manager: SessionManager) {
       async run(args, { call }) {
         const input = args.input.replaceAll('\\n', '\n');
         const text = input.endsWith('\n') ? input.slice(0, -1) : input;
-        const before = manager.readBytes(args.session_id, 0).bytes_total;
-        await manager.respond({ command_id: args.session_id, text, enter: true }, call);
-        const read = manager.readBytes(args.session_id, before);
+        const before = service.readBytes(args.session_id, 0).bytes_total;
+        await service.respond({ command_id: args.session_id, text, enter: true }, serviceCall(call));
+        const read = service.readBytes(args.session_id, before);
         const running = read.state === 'running' || read.state === 'awaiting_input';
         return {
           bytes_written: Buffer.byteLength(`${text}\n`),
@@ -219,8 +220,8 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run(args) {
-        const sessions = manager
-          .listProcesses(args.filter ? { filter: args.filter } : {})
+        const sessions = service
+          .listCommands(args.filter ? { filter: args.filter } : {})
           .processes.map((p) => {
             const running = p.state === 'running' || p.state === 'awaiting_input';
             return {
@@ -249,8 +250,8 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async run(args) {
-        processOf(manager, args.session_id);
-        const killed = await manager.killProcess({ command_id: args.session_id });
+        processOf(service, args.session_id);
+        const killed = await service.killProcess({ command_id: args.session_id });
         return {
           status: killed.result,
           ...(killed.exit_code === null ? {} : { exit_code: killed.exit_code }),

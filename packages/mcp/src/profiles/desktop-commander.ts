@@ -9,8 +9,10 @@
  * stays readable after the process ended.
  */
 
-import type { CommandResult, SessionManager } from '@conch/core';
+import type { CommandResult } from '@conch/core';
+import type { ConchService } from '@conch/service';
 import * as z from 'zod';
+import { serviceCall } from '../call-context.js';
 import {
   type CompatProfile,
   commandByPid,
@@ -85,8 +87,8 @@ const verboseTiming = z
   .optional()
   .describe('Accepted for compatibility; conch reports duration in the result instead of a timing log.');
 
-function tools(manager: SessionManager) {
-  const runtimeS = (ms: number) => secondsFromMs(manager, ms);
+function tools(service: ConchService) {
+  const runtimeS = (ms: number) => secondsFromMs(service, ms);
   return [
     defineTool({
       name: 'start_process',
@@ -116,24 +118,25 @@ function tools(manager: SessionManager) {
       output: { ...DcResultShape, shell: z.string(), ...TEXT_SHAPE },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }) {
-        const sessionId = await sessionForShell(manager, args.shell);
-        const started = await manager.execute(
+        const sessionId = await sessionForShell(service, args.shell);
+        const started = await service.execute(
           { command: args.command, background: true, ...(sessionId ? { session_id: sessionId } : {}) },
-          call,
+          serviceCall(call),
         );
         let result = started;
         let output = started.output;
         if (started.status === 'partial' && started.state !== 'awaiting_input') {
           const waitS = runtimeS(args.timeout_ms);
-          result = await manager.readOutput(
+          result = await service.readOutput(
             { command_id: started.command_id, pause_timeout: waitS, total_timeout: waitS },
-            call,
+            serviceCall(call),
           );
           output += result.output;
         }
-        const info = processOf(manager, started.command_id);
+        const info = processOf(service, started.command_id);
         const pid = info.pid ?? -1;
-        const shell = manager.listSessions().find((s) => s.session_id === started.session_id)?.shell ?? 'sh';
+        const { sessions } = await service.listSessions();
+        const shell = sessions.find((s) => s.session_id === started.session_id)?.shell ?? 'sh';
         return {
           pid,
           shell,
@@ -188,22 +191,22 @@ function tools(manager: SessionManager) {
         openWorldHint: false,
       },
       async run(args, { call }) {
-        const info = commandByPid(manager, args.pid);
+        const info = commandByPid(service, args.pid);
         const offset = args.offset ?? 0;
         let header: string;
         let result: CommandResult;
         if (offset === 0) {
           const waitS = runtimeS(args.timeout_ms ?? 5000);
-          result = await manager.readOutput(
+          result = await service.readOutput(
             { command_id: info.command_id, pause_timeout: waitS, total_timeout: waitS },
-            call,
+            serviceCall(call),
           );
           const n = lineCount(result.output);
           header = `[Reading ${n} new lines (total: ${result.output_info.lines_total} lines)]`;
         } else {
-          result = await manager.readOutput(
+          result = await service.readOutput(
             { command_id: info.command_id, offset, length: args.length ?? 1000 },
-            call,
+            serviceCall(call),
           );
           const page = result.page;
           // The page's own `[lines A-B of T …]` notice is replaced by the original's header.
@@ -260,13 +263,13 @@ function tools(manager: SessionManager) {
       output: { ...DcResultShape, ...TEXT_SHAPE },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }) {
-        const info = commandByPid(manager, args.pid);
+        const info = commandByPid(service, args.pid);
         const wait = args.wait_for_prompt !== false;
         const waitS = wait ? runtimeS(args.timeout_ms ?? 8000) : 0;
         const text = args.input.endsWith('\n') ? args.input.slice(0, -1) : args.input;
-        const result = await manager.respond(
+        const result = await service.respond(
           { command_id: info.command_id, text, enter: true, pause_timeout: waitS, total_timeout: waitS },
-          call,
+          serviceCall(call),
         );
         const base = {
           pid: args.pid,
@@ -309,8 +312,8 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       async run(args) {
-        const info = commandByPid(manager, args.pid);
-        const killed = await manager.killProcess({ command_id: info.command_id });
+        const info = commandByPid(service, args.pid);
+        const killed = await service.killProcess({ command_id: info.command_id });
         const text =
           killed.result === 'already_exited'
             ? `No active session found for PID ${args.pid} (it had already ended with exit code ${killed.exit_code})`
@@ -347,8 +350,8 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run() {
-        const sessions = manager
-          .listProcesses({ include_finished: false })
+        const sessions = service
+          .listCommands({ include_finished: false })
           .processes.filter((p) => p.pid !== null)
           .map((p) => ({
             pid: p.pid as number,

@@ -9,8 +9,10 @@
  * bounded and reads are non-destructive (read_output continues from an absolute cursor).
  */
 
-import type { CommandResult, SessionManager } from '@conch/core';
+import type { CommandResult } from '@conch/core';
+import type { ConchService } from '@conch/service';
 import * as z from 'zod';
+import { serviceCall } from '../call-context.js';
 import { SessionSchema } from '../schemas.js';
 import { type CompatProfile, defineTool, jsonText, sessionForShell } from './profile.js';
 
@@ -44,8 +46,8 @@ const SESSION_ID = z
   .describe('Session to use (from create_local, connect_ssh or list_sessions).');
 const COMMAND_ID = z.string().min(1).max(200).describe('The command_id of a partial result.');
 
-function waits(manager: SessionManager) {
-  const maxT = manager.limits.maxTimeoutS;
+function waits(service: ConchService) {
+  const maxT = service.limits.maxTimeoutS;
   return {
     pause_timeout: z
       .number()
@@ -72,8 +74,8 @@ const PARTIAL_DOC =
   'Result: {status:"completed", output, exit_code} when the command ended, or {status:"partial", output, command_id} while it ' +
   'still runs (continue with read_output, answer prompts with respond, press keys with send_control).';
 
-function tools(manager: SessionManager) {
-  const w = waits(manager);
+function tools(service: ConchService) {
+  const w = waits(service);
   const timing = (a: { pause_timeout?: number | undefined; total_timeout?: number | undefined }) => ({
     pause_timeout: a.pause_timeout ?? 9,
     total_timeout: a.total_timeout ?? 20,
@@ -105,7 +107,7 @@ function tools(manager: SessionManager) {
         openWorldHint: false,
       },
       run: (args) =>
-        manager.createLocal({
+        service.createLocal({
           ...(args.shell ? { shell: args.shell } : {}),
           ...(args.cwd ? { cwd: args.cwd } : {}),
           ...(args.name ? { name: args.name } : {}),
@@ -133,10 +135,10 @@ function tools(manager: SessionManager) {
       output: ResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }) {
-        const sessionId = args.session_id ?? (await sessionForShell(manager, args.shell));
-        const result = await manager.execute(
+        const sessionId = args.session_id ?? (await sessionForShell(service, args.shell));
+        const result = await service.execute(
           { command: args.command, ...(sessionId ? { session_id: sessionId } : {}), ...timing(args) },
-          call,
+          serviceCall(call),
         );
         return interminalResult(result);
       },
@@ -155,7 +157,9 @@ function tools(manager: SessionManager) {
         openWorldHint: false,
       },
       run: async (args, { call }) =>
-        interminalResult(await manager.readOutput({ command_id: args.command_id, ...timing(args) }, call)),
+        interminalResult(
+          await service.readOutput({ command_id: args.command_id, ...timing(args) }, serviceCall(call)),
+        ),
       render: jsonText,
     }),
     defineTool({
@@ -171,7 +175,10 @@ function tools(manager: SessionManager) {
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) =>
         interminalResult(
-          await manager.respond({ command_id: args.command_id, text: args.text, ...timing(args) }, call),
+          await service.respond(
+            { command_id: args.command_id, text: args.text, ...timing(args) },
+            serviceCall(call),
+          ),
         ),
       render: jsonText,
     }),
@@ -199,9 +206,9 @@ function tools(manager: SessionManager) {
       },
       run: async (args, { call }) =>
         interminalResult(
-          await manager.sendControl(
+          await service.sendControl(
             { command_id: args.command_id, key: args.signal ?? 'ctrl+c', ...timing(args) },
-            call,
+            serviceCall(call),
           ),
         ),
       render: jsonText,
@@ -214,7 +221,7 @@ function tools(manager: SessionManager) {
       input: z.strictObject({}),
       output: { sessions: z.array(SessionSchema) },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-      run: () => ({ sessions: manager.listSessions() }),
+      run: () => service.listSessions(),
       render: jsonText,
     }),
     defineTool({
@@ -235,7 +242,7 @@ function tools(manager: SessionManager) {
         openWorldHint: false,
       },
       async run(args) {
-        const closed = await manager.closeSession(args.session_id);
+        const closed = await service.closeSession({ session_id: args.session_id });
         return {
           status: 'disconnected' as const,
           session_id: closed.session_id,

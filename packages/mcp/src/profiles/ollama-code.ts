@@ -13,8 +13,9 @@
  */
 
 import { constants } from 'node:os';
-import type { SessionManager } from '@conch/core';
+import type { ConchService } from '@conch/service';
 import * as z from 'zod';
+import { serviceCall } from '../call-context.js';
 import { type CompatProfile, defineTool, inProjectRoot, processOf } from './profile.js';
 
 /** How long a foreground command may run before it is stopped (the original's default, 5 minutes). */
@@ -52,8 +53,8 @@ function renderBlock(r: ShellBlock): string {
   ].join('\n');
 }
 
-function tools(manager: SessionManager) {
-  const timeoutS = Math.min(FOREGROUND_TIMEOUT_S, manager.limits.maxTimeoutS);
+function tools(service: ConchService) {
+  const timeoutS = Math.min(FOREGROUND_TIMEOUT_S, service.limits.maxTimeoutS);
   return [
     defineTool({
       name: 'run_shell_command',
@@ -109,11 +110,14 @@ function tools(manager: SessionManager) {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }): Promise<ShellBlock> {
-        const cwd = inProjectRoot(manager, args.directory);
+        const cwd = inProjectRoot(service, args.directory);
         const base = { command: args.command, directory: args.directory ?? '', stderr: '' };
         if (args.is_background) {
-          const started = await manager.execute({ command: args.command, cwd, background: true }, call);
-          const pid = processOf(manager, started.command_id).pid;
+          const started = await service.execute(
+            { command: args.command, cwd, background: true },
+            serviceCall(call),
+          );
+          const pid = processOf(service, started.command_id).pid;
           const done = started.status === 'completed';
           return {
             ...base,
@@ -125,9 +129,9 @@ function tools(manager: SessionManager) {
             command_id: started.command_id,
           };
         }
-        const result = await manager.execute(
+        const result = await service.execute(
           { command: args.command, cwd, pause_timeout: timeoutS, total_timeout: timeoutS },
-          call,
+          serviceCall(call),
         );
         if (result.status === 'completed') {
           return {
@@ -144,7 +148,7 @@ function tools(manager: SessionManager) {
           result.state === 'awaiting_input'
             ? `The command waited for input${result.prompt ? ` (${JSON.stringify(result.prompt.text)})` : ''} and was stopped: run it non-interactively (e.g. with -y, or < /dev/null).`
             : `The command was still running after ${timeoutS} s and was stopped; use is_background for long-running commands.`;
-        const killed = await manager.killProcess({ command_id: result.command_id });
+        const killed = await service.killProcess({ command_id: result.command_id });
         return {
           ...base,
           stdout: result.output,

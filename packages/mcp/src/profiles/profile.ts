@@ -1,13 +1,14 @@
 /**
  * What a compatibility profile is: a table of tools (names, parameters, defaults) mapped onto the
  * engine's operations, each with a renderer for the original tool's result shape. No profile has a
- * waiter, a buffer or a process model of its own: every call goes through the SessionManager, so the
+ * waiter, a buffer or a process model of its own: every call goes through the ConchService, so the
  * engine's guarantees (absolute cursors, drain before exit, kernel prompt evidence, process-group
  * kills, policy, bounded memory) hold under every profile.
  */
 
 import { resolve } from 'node:path';
-import { ConchError, ErrorCode, type ProcessInfo, type SessionManager } from '@conch/core';
+import { ConchError, ErrorCode, type ProcessInfo } from '@conch/core';
+import type { ConchService } from '@conch/service';
 import type * as z from 'zod';
 import type { ConchToolDefinition } from '../tool-kit.js';
 
@@ -34,23 +35,23 @@ export interface CompatProfile {
   extraToolNames: readonly string[];
   /** Every tool name the profile lists, in order (its own and the kept extras). */
   toolNames: readonly string[];
-  /** The profile's own tools over the engine. */
-  tools(manager: SessionManager): readonly AnyToolDefinition[];
+  /** The profile's own tools over the service. */
+  tools(service: ConchService): readonly AnyToolDefinition[];
 }
 
 /** Seconds for the engine from an original's milliseconds, within the engine's limit. */
-export function secondsFromMs(manager: SessionManager, ms: number): number {
-  return Math.min(ms / 1000, manager.limits.maxTimeoutS);
+export function secondsFromMs(service: ConchService, ms: number): number {
+  return Math.min(ms / 1000, service.limits.maxTimeoutS);
 }
 
 /** The project root of the profiles whose originals resolve directories against it: new sessions' cwd. */
-export function projectRoot(manager: SessionManager): string {
-  return manager.defaults.cwd ?? process.cwd();
+export function projectRoot(service: ConchService): string {
+  return service.defaults.cwd ?? process.cwd();
 }
 
 /** `dir` resolved against the project root (absolute paths stay as they are). */
-export function inProjectRoot(manager: SessionManager, dir: string | undefined): string {
-  return resolve(projectRoot(manager), dir ?? '.');
+export function inProjectRoot(service: ConchService, dir: string | undefined): string {
+  return resolve(projectRoot(service), dir ?? '.');
 }
 
 /**
@@ -58,21 +59,21 @@ export function inProjectRoot(manager: SessionManager, dir: string | undefined):
  * session) without one, else a local session of that shell, named `shell:<shell>`, created on first use.
  */
 export async function sessionForShell(
-  manager: SessionManager,
+  service: ConchService,
   shell: string | undefined,
 ): Promise<string | undefined> {
   if (shell === undefined) return undefined;
   const name = `shell:${shell}`;
-  const existing = manager
-    .listSessions()
-    .find((s) => s.name === name && (s.state === 'idle' || s.state === 'busy'));
+  const existing = (await service.listSessions()).sessions.find(
+    (s) => s.name === name && (s.state === 'idle' || s.state === 'busy'),
+  );
   if (existing) return existing.session_id;
-  return (await manager.createLocal({ shell, name })).session_id;
+  return (await service.createLocal({ shell, name })).session_id;
 }
 
 /** A command as `list_processes` reports it (to find its OS pid). */
-export function processOf(manager: SessionManager, commandId: string): ProcessInfo {
-  const info = manager.listProcesses({ filter: commandId }).processes.find((p) => p.command_id === commandId);
+export function processOf(service: ConchService, commandId: string): ProcessInfo {
+  const info = service.listCommands({ filter: commandId }).processes.find((p) => p.command_id === commandId);
   if (!info) {
     throw new ConchError(ErrorCode.COMMAND_NOT_FOUND, `Invalid command_id: ${JSON.stringify(commandId)}.`);
   }
@@ -83,8 +84,8 @@ export function processOf(manager: SessionManager, commandId: string): ProcessIn
  * The command an original's OS-pid handle names: the newest command whose process has that pid. Its
  * log stays readable after it ended (until pruned), unlike the originals whose handle died with it.
  */
-export function commandByPid(manager: SessionManager, pid: number): ProcessInfo {
-  const matches = manager.listProcesses().processes.filter((p) => p.pid === pid);
+export function commandByPid(service: ConchService, pid: number): ProcessInfo {
+  const matches = service.listCommands().processes.filter((p) => p.pid === pid);
   const found = matches[matches.length - 1];
   if (!found) {
     throw new ConchError(ErrorCode.COMMAND_NOT_FOUND, `No session found for PID ${pid}.`, {

@@ -1,0 +1,333 @@
+/**
+ * `ConchService`: the verbs of conch as methods, whatever the face. Each verb takes plain JSON
+ * parameters (the names of docs/tools.md) and a {@link ServiceCallContext} (cancellation, progress, a way
+ * to ask the person), and returns plain JSON. Nothing live leaves it: no SessionManager, Driver, Session
+ * or SSH client is handed to a face. It owns the engine and its shutdown with a grace period; the
+ * `connect_ssh` sequence is {@link connectSshSession}. {@link createConchService} assembles one from a
+ * configuration (policy and audit, orphan reaping, the local engine).
+ */
+
+import {
+  type AttachRequest,
+  type ByteRead,
+  type CloseSessionResult,
+  type CommandResult,
+  ConchError,
+  type CreateLocalRequest,
+  type Disposable,
+  type EngineDefaults,
+  type EngineLimits,
+  ErrorCode,
+  type ExecuteRequest,
+  type KillProcessRequest,
+  type KillResult,
+  type ListProcessesRequest,
+  type PolicyDecision,
+  type ProcessInfo,
+  type ReadOutputRequest,
+  type RespondRequest,
+  type SendControlRequest,
+  type SessionInfo,
+  SessionManager,
+  type SessionManagerOptions,
+  type TerminalAttachment,
+  type TerminalWatcher,
+} from '@conch/core';
+import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
+import { createAuditLog, Policy } from '@conch/policy';
+import { reapOrphans } from '@conch/pty';
+import { connectSsh, type HostKeyPolicy } from '@conch/ssh';
+import { engineCall, type ServiceCallContext } from './call-context.js';
+import type { ResolvedConfig } from './config.js';
+import { createLocalEngine, type EngineGuards } from './engine.js';
+import { type Logger, silentLogger } from './logger.js';
+import {
+  type ConnectSshParams,
+  type ConnectSshResult,
+  connectSshSession,
+  type SshPolicies,
+  type SshServiceOptions,
+  sshPolicies,
+} from './ssh-connect.js';
+
+/** Grace between SIGHUP/SIGTERM and SIGKILL for the processes killed at shutdown. */
+export const SHUTDOWN_KILL_GRACE_S = 2;
+
+/** `close_session` parameters. */
+export interface CloseSessionParams {
+  session_id: string;
+}
+
+/** `check_command` parameters. */
+export interface CheckCommandParams {
+  command: string;
+  session_id?: string | undefined;
+}
+
+/** Options of {@link ConchService}. */
+export interface ConchServiceOptions {
+  /** The engine to serve. Give this or `engine`. */
+  manager?: SessionManager;
+  /** Options to build the engine from when `manager` is not given. */
+  engine?: SessionManagerOptions;
+  /** What the operator allows for `connectSsh` (default: every host key policy, `ask` by default). */
+  ssh?: SshServiceOptions;
+  /** The OpenCode delegation `delegateTask` uses (none: the service cannot delegate). Closed with the service. */
+  delegator?: Delegator;
+  /** Where the service logs (default: nowhere). */
+  logger?: Logger;
+  /** Runs at the end of {@link ConchService.close}, after the engine has shut down (spill files, driver…). */
+  onClose?: () => Promise<void> | void;
+}
+
+/** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
+function defined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+/** The verbs of conch over one engine (see the module doc). */
+export class ConchService {
+  readonly #manager: SessionManager;
+  readonly #ssh: SshPolicies;
+  readonly #connect: NonNullable<SshServiceOptions['connect']>;
+  readonly #delegator: Delegator | undefined;
+  readonly #logger: Logger;
+  readonly #onClose: (() => Promise<void> | void) | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: ConchServiceOptions) {
+    const manager = options.manager ?? (options.engine ? new SessionManager(options.engine) : undefined);
+    if (!manager) throw new TypeError('ConchService needs a manager or engine options.');
+    this.#manager = manager;
+    this.#ssh = sshPolicies(options.ssh);
+    this.#connect = options.ssh?.connect ?? connectSsh;
+    this.#delegator = options.delegator;
+    this.#logger = options.logger ?? silentLogger;
+    this.#onClose = options.onClose;
+  }
+
+  /** True when the service can delegate tasks to OpenCode ({@link delegateTask}). */
+  get canDelegate(): boolean {
+    return this.#delegator !== undefined;
+  }
+
+  /** The engine's limits (ranges of the parameters). */
+  get limits(): Readonly<EngineLimits> {
+    return this.#manager.limits;
+  }
+
+  /** The engine's defaults (what an absent parameter means). */
+  get defaults(): Readonly<EngineDefaults> {
+    return this.#manager.defaults;
+  }
+
+  /** The host key policies `connectSsh` allows, and its default. */
+  get sshPolicies(): { readonly allowed: readonly HostKeyPolicy[]; readonly defaultPolicy: HostKeyPolicy } {
+    return this.#ssh;
+  }
+
+  /** Runs a command and waits for it (`execute`). */
+  execute(params: ExecuteRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
+    return this.#manager.execute(defined(params), engineCall(context));
+  }
+
+  /** More output of a command, or a page of its log (`read_output`). */
+  readOutput(params: ReadOutputRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
+    return this.#manager.readOutput(defined(params), engineCall(context));
+  }
+
+  /** Types into a running command, then waits (`respond`). */
+  respond(params: RespondRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
+    return this.#manager.respond(defined(params), engineCall(context));
+  }
+
+  /** Presses keys in a running command, then waits (`send_control`). */
+  sendControl(params: SendControlRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
+    return this.#manager.sendControl(defined(params), engineCall(context));
+  }
+
+  /** The commands started, with the pids that escaped their ended commands (`list_processes`). */
+  listProcesses(
+    params: ListProcessesRequest = {},
+    _context: ServiceCallContext = {},
+  ): Promise<{ processes: ProcessInfo[] }> {
+    return this.#manager.listProcessesWithEscapees(defined(params));
+  }
+
+  /**
+   * The commands started, as {@link listProcesses} lists them but at once, without asking the hosts which
+   * processes escaped ended commands (the compatibility profiles find a command's pid with it).
+   */
+  listCommands(params: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
+    return this.#manager.listProcesses(defined(params));
+  }
+
+  /** Kills a command and its process tree (`kill_process`). */
+  killProcess(params: KillProcessRequest, _context: ServiceCallContext = {}): Promise<KillResult> {
+    return this.#manager.killProcess(defined(params));
+  }
+
+  /** Opens a local shell session (`create_local`). */
+  createLocal(params: CreateLocalRequest = {}, _context: ServiceCallContext = {}): Promise<SessionInfo> {
+    return this.#manager.createLocal(defined(params));
+  }
+
+  /** The open sessions (`list_sessions`). */
+  async listSessions(
+    _params: Record<string, never> = {},
+    _context: ServiceCallContext = {},
+  ): Promise<{ sessions: SessionInfo[] }> {
+    return { sessions: this.#manager.listSessions() };
+  }
+
+  /** Closes a session and kills what it started (`close_session`). */
+  closeSession(params: CloseSessionParams, _context: ServiceCallContext = {}): Promise<CloseSessionResult> {
+    return this.#manager.closeSession(params.session_id);
+  }
+
+  /** What the command policy says of a command, without running it (`check_command`). */
+  async checkCommand(params: CheckCommandParams, _context: ServiceCallContext = {}): Promise<PolicyDecision> {
+    return this.#manager.checkCommand(params.command, params.session_id);
+  }
+
+  /** Connects over SSH and opens a session there (`connect_ssh`; see ssh-connect.ts). */
+  connectSsh(params: ConnectSshParams, context: ServiceCallContext = {}): Promise<ConnectSshResult> {
+    return connectSshSession(this.#manager, this.#ssh, this.#connect, params, context);
+  }
+
+  /** Hands a whole coding task to OpenCode and returns its result (`delegate_task`; see `canDelegate`). */
+  delegateTask(params: DelegateTaskInput, context: ServiceCallContext = {}): Promise<DelegateResult> {
+    if (!this.#delegator) {
+      return Promise.reject(
+        new ConchError(ErrorCode.INVALID_ARGUMENT, 'This conch cannot delegate: no OpenCode was found.', {
+          hint: 'Install opencode-ai, or give --opencode-bin or --opencode-url.',
+        }),
+      );
+    }
+    return this.#delegator.delegate(params, engineCall(context));
+  }
+
+  /** A command's output as bytes from an absolute byte offset, without waiting (the byte-stream profiles). */
+  readBytes(commandId: string, fromByte: number): ByteRead {
+    return this.#manager.readBytes(commandId, fromByte);
+  }
+
+  /** Follows a command's output as it arrives, from an absolute byte offset (`conch attach` of a command). */
+  followOutput(commandId: string, fromByte: number, listener: (read: ByteRead) => void): Disposable {
+    return this.#manager.followOutput(commandId, fromByte, listener);
+  }
+
+  /** A person's live view of a session's terminal (`conch attach`). */
+  attachTerminal(
+    sessionId: string,
+    viewer: TerminalWatcher,
+    request: AttachRequest = {},
+  ): TerminalAttachment {
+    return this.#manager.attachTerminal(sessionId, viewer, request);
+  }
+
+  /**
+   * Kills every process the engine started (SIGKILL after at most `killGraceS`, default
+   * {@link SHUTDOWN_KILL_GRACE_S}) while OpenCode stops alongside, then runs `onClose`. Idempotent: later
+   * calls return the same promise.
+   */
+  close(killGraceS: number = SHUTDOWN_KILL_GRACE_S): Promise<void> {
+    this.#closing ??= (async () => {
+      // OpenCode stops alongside the engine, not after it, so both fit in a shutdown deadline.
+      const opencodeStopped = this.#delegator
+        ?.close()
+        .catch((error: unknown) => this.#logger.warn('stopping OpenCode failed', { error: String(error) }));
+      // Shutdown must fit in a deadline: shorten the kill grace of the engine's final kills.
+      this.#manager.defaults.killGraceS = Math.min(this.#manager.defaults.killGraceS, killGraceS);
+      await this.#manager
+        .shutdown()
+        .catch((error: unknown) => this.#logger.error('engine shutdown failed', { error: String(error) }));
+      if (this.#onClose) {
+        await Promise.resolve()
+          .then(this.#onClose)
+          .catch((error: unknown) => this.#logger.error('cleanup failed', { error: String(error) }));
+      }
+      await opencodeStopped;
+    })();
+    return this.#closing;
+  }
+}
+
+/** The policy (from `--allow`/`--deny`/`--policy-file`/the config file) and the audit log of a config. */
+export function defaultGuards(config: ResolvedConfig): EngineGuards {
+  return {
+    policy: new Policy(config.policy),
+    ...(config.auditLog === undefined ? {} : { audit: createAuditLog(config.auditLog) }),
+  };
+}
+
+/** Options of {@link createConchService}. */
+export interface CreateServiceOptions {
+  /** The command policy and audit sink (default: {@link defaultGuards} of the config). */
+  guards?: EngineGuards;
+  /** Reap the processes a dead conch left before starting (default true). */
+  reap?: boolean;
+  /** Offer `delegateTask` when OpenCode can be found or `--opencode-url` is given (default true). */
+  delegate?: boolean;
+  /** Runs after the engine's own cleanup at close (e.g. stopping what a face started). */
+  onClose?: () => Promise<void> | void;
+}
+
+/**
+ * Assembles the service a process serves: the policy and audit log of the config, the orphans of a dead
+ * instance reaped, the local engine, and the operator's SSH settings. Throws for a malformed policy rule.
+ */
+export async function createConchService(
+  config: ResolvedConfig,
+  logger: Logger,
+  options: CreateServiceOptions = {},
+): Promise<ConchService> {
+  const guards = options.guards ?? defaultGuards(config);
+  if (guards.policy?.active) {
+    logger.info('command policy active', {
+      allow: config.policy.allow.length,
+      deny: config.policy.deny.length,
+    });
+  }
+  if (options.reap !== false) {
+    try {
+      const reaped = await reapOrphans();
+      if (reaped > 0) logger.info('reaped processes left by a dead conch', { count: reaped });
+    } catch (error) {
+      logger.warn('reaping orphans failed', { error: String(error) });
+    }
+  }
+  const engine = createLocalEngine(config, logger, guards);
+  const delegator = options.delegate === false ? undefined : opencodeDelegator(config.opencode, logger);
+  return new ConchService({
+    manager: engine.manager,
+    ...(delegator ? { delegator } : {}),
+    ssh: {
+      allowedPolicies: config.ssh.allowedHostKeyPolicies,
+      defaultPolicy: config.ssh.defaultHostKeyPolicy,
+    },
+    logger,
+    onClose: async () => {
+      await engine.dispose();
+      await options.onClose?.();
+    },
+  });
+}
+
+/** The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to. */
+export function opencodeDelegator(
+  opencode: { url?: string | undefined; bin?: string | undefined },
+  logger: Logger,
+): Delegator | undefined {
+  if (opencode.url === undefined && findOpencode(opencode.bin) === undefined) {
+    logger.info('delegate_task not offered: no opencode binary found (see --opencode-bin, --opencode-url)');
+    return undefined;
+  }
+  const password = process.env.OPENCODE_SERVER_PASSWORD;
+  return new Delegator({
+    ...(opencode.url === undefined ? {} : { url: opencode.url }),
+    ...(opencode.url !== undefined && password !== undefined ? { password } : {}),
+    ...(opencode.bin === undefined ? {} : { bin: opencode.bin }),
+    onLog: (line) => logger.debug('opencode', { line }),
+  });
+}
