@@ -9,7 +9,6 @@
 
 import {
   type CloseSessionResult,
-  KILL_SIGNALS,
   type KillResult,
   type LeanCommandResult,
   leanCommandResult,
@@ -17,14 +16,12 @@ import {
   type ProcessInfo,
   type SessionInfo,
   type SessionManager,
-  USER_PATTERN_MAX_CHARS,
-  USER_PATTERN_SYNTAX,
 } from '@conch/core';
 import type { Logger } from '@conch/service';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
+import { zodShapeFor } from './parameter-schemas.js';
 import {
-  type CallInfo,
   renderClosed,
   renderCommandResult,
   renderCreatedSession,
@@ -58,107 +55,11 @@ export const DEFAULT_TOOL_NAMES = [
   'check_command',
 ] as const;
 
-/**
- * The terminal-size and label parameters every session-opening tool shares (`create_local`, `connect_ssh`),
- * with the engine's configured limits and defaults.
- */
-export function sessionShapeParams(manager: SessionManager) {
-  const { limits, defaults } = manager;
-  return {
-    cols: z
-      .number()
-      .int()
-      .min(1)
-      .max(limits.maxCols)
-      .optional()
-      .meta({ default: defaults.cols })
-      .describe(`Terminal width in columns. 1-${limits.maxCols}, default ${defaults.cols}.`),
-    rows: z
-      .number()
-      .int()
-      .min(1)
-      .max(limits.maxRows)
-      .optional()
-      .meta({ default: defaults.rows })
-      .describe(`Terminal height in rows. 1-${limits.maxRows}, default ${defaults.rows}.`),
-    name: z
-      .string()
-      .min(1)
-      .max(100)
-      .optional()
-      .describe('A label shown by list_sessions. Default: the session_id.'),
-  };
-}
-
-/** Parameter schemas shared by several tools, built from the engine's configured limits and defaults. */
-function commonParams(manager: SessionManager) {
-  const { limits, defaults } = manager;
-  const maxT = limits.maxTimeoutS;
-  const defaultChars = Math.min(defaults.maxOutputChars, limits.maxOutputChars);
-  return {
-    session_id: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe(
-        'Session to use (an id from create_local or list_sessions). Default: the local session "default", created on first use.',
-      ),
-    command_id: z
-      .string()
-      .min(1)
-      .max(200)
-      .describe('The command_id returned by execute (list_processes shows all known ids).'),
-    pause_timeout: z
-      .number()
-      .min(0)
-      .max(maxT)
-      .optional()
-      .meta({ default: defaults.pauseTimeoutS })
-      .describe(
-        `Seconds of output SILENCE after which the call returns status "partial", reason "silence"; the clock restarts at every byte of output. 0 returns at once with what is buffered. Float, 0-${maxT}, default ${defaults.pauseTimeoutS}.`,
-      ),
-    total_timeout: z
-      .number()
-      .min(0)
-      .max(maxT)
-      .optional()
-      .meta({ default: defaults.totalTimeoutS })
-      .describe(
-        `Seconds after which the call returns (reason "total_timeout") while output keeps STREAMING. Binds only while output arrives: a silent command returns by pause_timeout, and raising total_timeout never lengthens a silent wait. Float, 0-${maxT}, default ${defaults.totalTimeoutS}.`,
-      ),
-    until: z
-      .string()
-      .min(1)
-      .max(USER_PATTERN_MAX_CHARS)
-      .optional()
-      .describe(
-        `Regex in ${USER_PATTERN_SYNTAX}: the call returns early, reason "until_matched", when output arriving during this call matches, e.g. "listening on|ready". Default: none.`,
-      ),
-    max_output_chars: z
-      .number()
-      .int()
-      .min(100)
-      .max(limits.maxOutputChars)
-      .optional()
-      .meta({ default: defaultChars })
-      .describe(
-        `Most characters of output this call returns (default ${defaultChars}, at most ${limits.maxOutputChars}). Over budget the first ~20% and last ~80% are kept, plus error-looking lines from the middle, with a notice of what was omitted and how to page through it.`,
-      ),
-  };
-}
-
 /** What the default tools need. */
 export interface DefaultToolsContext {
   server: McpServer;
   manager: SessionManager;
   logger: Logger;
-}
-
-function callInfo(manager: SessionManager, args: { pause_timeout?: number }): CallInfo {
-  return {
-    pauseTimeoutS: args.pause_timeout ?? manager.defaults.pauseTimeoutS,
-  };
 }
 
 /** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
@@ -178,8 +79,7 @@ const SAME_RESULT = 'Result: a CommandResult, as described for execute.';
 
 /** Registers the ten default-profile tools. */
 export function registerDefaultTools({ server, manager, logger }: DefaultToolsContext): void {
-  const p = commonParams(manager);
-  const { limits, defaults } = manager;
+  const { limits } = manager;
 
   // ------------------------------------------------------------------------------------------------
   registerConchTool(
@@ -198,37 +98,11 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         "is busy with another command, this one runs isolated (own process, the session's cwd and env; its cd/export " +
         'do not persist; isolated:true). Without session_id it runs in the "default" session. Side effects: runs any ' +
         `program with this user's rights; a policy may deny it (POLICY_DENIED, nothing ran). ${COMMAND_RESULT_DOC}`,
-      input: z.strictObject({
-        command: z
-          .string()
-          .min(1)
-          .describe(
-            'Shell command line(s) to run, exactly as typed at a prompt: pipes, &&, heredocs and multi-line scripts work. Up to 1 MiB.',
-          ),
-        session_id: p.session_id,
-        pause_timeout: p.pause_timeout,
-        total_timeout: p.total_timeout,
-        background: z
-          .boolean()
-          .optional()
-          .meta({ default: false })
-          .describe(
-            'true = run as a background process (own terminal and process group) and return after a ~0.3 s start-up probe; follow it with read_output, stop it with kill_process. Default false.',
-          ),
-        cwd: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            'Directory to run in. Foreground: as if "cd DIR" were typed first (the session stays there). Background/isolated: the process starts there. Default: the session\'s current directory.',
-          ),
-        until: p.until,
-        max_output_chars: p.max_output_chars,
-      }),
+      input: z.strictObject(zodShapeFor('execute', manager)),
       output: CommandResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) => leanCommandResult(await manager.execute(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      render: (result: LeanCommandResult) => renderCommandResult(result),
     },
     logger,
   );
@@ -249,43 +123,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'view "screen" answers at once (unless pause_timeout or until is given) with the terminal screen as rendered (`screen`: rows, cursor, alt_screen), and the next text read starts from then: use it for ' +
         'full-screen programs (vim, less, htop, menus); view "raw" keeps escape sequences. Works on ended commands ' +
         `too (logs are kept 30 min, newest 200). Read-only. ${SAME_RESULT}`,
-      input: z.strictObject({
-        command_id: p.command_id,
-        pause_timeout: p.pause_timeout,
-        total_timeout: p.total_timeout,
-        until: p.until,
-        offset: z
-          .number()
-          .int()
-          .optional()
-          .describe(
-            'Page the text log instead of waiting: >= 0 = absolute line number (0-based), < 0 = the last |offset| lines. Default: no paging (wait for new output).',
-          ),
-        length: z
-          .number()
-          .int()
-          .min(1)
-          .max(100_000)
-          .optional()
-          .meta({ default: 1000 })
-          .describe('Lines per page when paging (offset or filter given). 1-100000, default 1000.'),
-        view: z
-          .enum(['text', 'screen', 'raw'])
-          .optional()
-          .meta({ default: 'text' })
-          .describe(
-            '"text" (default): readable text, ANSI removed; "screen": the current terminal screen as a terminal emulator renders it (for vim, less, htop); "raw": bytes with escape sequences kept (debugging).',
-          ),
-        filter: z
-          .string()
-          .min(1)
-          .max(USER_PATTERN_MAX_CHARS)
-          .optional()
-          .describe(
-            `Regex in ${USER_PATTERN_SYNTAX}: return only the log lines that match, each prefixed with its line number (pages like offset). Nothing is deleted. Default: none.`,
-          ),
-        max_output_chars: p.max_output_chars,
-      }),
+      input: z.strictObject(zodShapeFor('read_output', manager)),
       output: CommandResultShape,
       outputDescribedBy: 'execute',
       annotations: {
@@ -295,7 +133,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         openWorldHint: false,
       },
       run: async (args, { call }) => leanCommandResult(await manager.readOutput(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      render: (result: LeanCommandResult) => renderCommandResult(result),
     },
     logger,
   );
@@ -314,32 +152,12 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'keys (ctrl+c, esc, arrows, tab, q in a pager). Side effects: the program acts on the input. Errors: ' +
         'COMMAND_FINISHED if the command already ended (start a new one with execute), COMMAND_NOT_FOUND. ' +
         SAME_RESULT,
-      input: z.strictObject({
-        command_id: p.command_id,
-        text: z
-          .string()
-          .describe('The text to type (may be empty to press just Enter). Up to 1 MiB. Never logged.'),
-        enter: z
-          .boolean()
-          .optional()
-          .meta({ default: true })
-          .describe('Press Enter (CR) after the text. Default true; false to type without submitting.'),
-        secret: z
-          .boolean()
-          .optional()
-          .meta({ default: false })
-          .describe(
-            'true for passwords/tokens: the text is never echoed, logged, audited or returned (masked as [secret] in output). Default false.',
-          ),
-        pause_timeout: p.pause_timeout,
-        total_timeout: p.total_timeout,
-        until: p.until,
-      }),
+      input: z.strictObject(zodShapeFor('respond', manager)),
       output: CommandResultShape,
       outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) => leanCommandResult(await manager.respond(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      render: (result: LeanCommandResult) => renderCommandResult(result),
     },
     logger,
   );
@@ -358,22 +176,12 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'in order; names are case-insensitive, "-" = "+", "C-x" and "^X" mean ctrl+x, a single character is typed ' +
         'as is. An unknown name fails with INVALID_ARGUMENT listing the valid ones, and nothing is sent. ' +
         SAME_RESULT,
-      input: z.strictObject({
-        command_id: p.command_id,
-        key: z
-          .union([z.string().min(1), z.array(z.string().min(1)).min(1).max(256)])
-          .describe(
-            'A key name or an array of them: ctrl+a..ctrl+z, ctrl+[ \\ ] ^ _ @, esc, tab, shift+tab, enter, space, backspace, delete, insert, up, down, left, right, home, end, pageup, pagedown, f1..f12, alt+<char>, or one character (e.g. "q", ":").',
-          ),
-        pause_timeout: p.pause_timeout,
-        total_timeout: p.total_timeout,
-        until: p.until,
-      }),
+      input: z.strictObject(zodShapeFor('send_control', manager)),
       output: CommandResultShape,
       outputDescribedBy: 'execute',
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       run: async (args, { call }) => leanCommandResult(await manager.sendControl(defined(args), call)),
-      render: (result: LeanCommandResult, args) => renderCommandResult(result, callInfo(manager, args)),
+      render: (result: LeanCommandResult) => renderCommandResult(result),
     },
     logger,
   );
@@ -391,27 +199,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'kill_process, or to recover an id. Ended commands stay listed (and readable with read_output) for 30 ' +
         'minutes, newest 200. An ended command that left processes running (a setsid daemon, a & job) lists their ' +
         'pids as escaped_pids; kill_process on its command_id kills them. Read-only. Result: { processes: Process[] }.',
-      input: z.strictObject({
-        filter: z
-          .string()
-          .min(1)
-          .max(1000)
-          .optional()
-          .describe(
-            'Keep only commands whose text or command_id contains this substring (case-insensitive). Default: all.',
-          ),
-        session_id: z
-          .string()
-          .min(1)
-          .max(200)
-          .optional()
-          .describe('Keep only commands of this session. Default: every session.'),
-        include_finished: z
-          .boolean()
-          .optional()
-          .meta({ default: true })
-          .describe('Include commands that have ended. Default true; false lists only running ones.'),
-      }),
+      input: z.strictObject(zodShapeFor('list_processes', manager)),
       output: ListProcessesShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: (args) => manager.listProcessesWithEscapees(defined(args)),
@@ -434,23 +222,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'the program clean up), prefer send_control ctrl+c first. Result: result "killed"; "already_exited" (it ' +
         'had ended: exit_code and signal are its own); "stop_unconfirmed" (some pids in survivors outlived SIGKILL). ' +
         'The command_id stays readable with read_output.',
-      input: z.strictObject({
-        command_id: p.command_id,
-        signal: z
-          .enum(KILL_SIGNALS as unknown as [string, ...string[]])
-          .optional()
-          .meta({ default: 'SIGTERM' })
-          .describe(`First signal to send: ${KILL_SIGNALS.join(', ')}. Default SIGTERM.`),
-        grace_s: z
-          .number()
-          .min(0)
-          .max(300)
-          .optional()
-          .meta({ default: defaults.killGraceS })
-          .describe(
-            `Seconds to wait after the first signal before SIGKILL. 0-300, default ${defaults.killGraceS}.`,
-          ),
-      }),
+      input: z.strictObject(zodShapeFor('kill_process', manager)),
       output: KillResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       run: (args) => manager.killProcess(defined(args)),
@@ -471,29 +243,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         '"default" session. Create one to keep separate state (another project directory, a venv, env vars), to ' +
         `use another shell, or to run foreground commands side by side. Limit: ${limits.maxSessions} sessions ` +
         '(LIMIT_REACHED; close_session frees one). Result: Session { session_id, name, state, cwd, shell, pid, ... }.',
-      input: z.strictObject({
-        shell: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            `Shell program: bash, zsh or sh (path or name). Default: ${defaults.shell ?? "the user's login shell, else /bin/bash"}.`,
-          ),
-        cwd: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
-            `Starting directory (must exist). Default: ${defaults.cwd ?? "the server's working directory"}.`,
-          ),
-        env: z
-          .record(z.string(), z.string())
-          .optional()
-          .describe(
-            'Extra environment variables for the session, e.g. {"NODE_ENV":"test"}. Names match [A-Za-z_][A-Za-z0-9_]*. Default: none.',
-          ),
-        ...sessionShapeParams(manager),
-      }),
+      input: z.strictObject(zodShapeFor('create_local', manager)),
       output: SessionSchema.shape,
       annotations: {
         readOnlyHint: false,
@@ -518,7 +268,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'command runs, so a new execute there runs isolated; closed = its shell exited: the next command there gets ' +
         'SESSION_CLOSED, except in "default", which the next command recreates with a new shell; lost = connection gone), ' +
         'cwd, shell, pid, foreground_command_id and command_ids. The "default" session appears after its first use. Read-only. Result: { sessions: Session[] }.',
-      input: z.strictObject({}),
+      input: z.strictObject(zodShapeFor('list_sessions', manager)),
       output: ListSessionsShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: () => ({ sessions: manager.listSessions() }),
@@ -538,13 +288,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         'commands, whole process trees) and its shell, then forget it and its command ids. Use it when done ' +
         'with a session from create_local, or to reset the "default" session (it is recreated fresh on the next ' +
         'command without session_id). Result: { session_id, closed: true, killed_command_ids }.',
-      input: z.strictObject({
-        session_id: z
-          .string()
-          .min(1)
-          .max(200)
-          .describe('The session to close (list_sessions shows them; "default" is the default session).'),
-      }),
+      input: z.strictObject(zodShapeFor('close_session', manager)),
       output: CloseSessionShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       run: (args) => manager.closeSession(args.session_id),
@@ -565,12 +309,7 @@ export function registerDefaultTools({ server, manager, logger }: DefaultToolsCo
         '"allow" | "deny", reason, and commands: every simple command found in the input (pipelines, lists, ' +
         'subshells, $(...)) with its own decision and the rule that decided it. With no policy configured every ' +
         'command is allowed. Read-only.',
-      input: z.strictObject({
-        command: z.string().min(1).describe('The command line to check, as it would be given to execute.'),
-        session_id: p.session_id.describe(
-          'Only checked to exist (SESSION_NOT_FOUND otherwise) and recorded in the audit log; the policy is the same in every session. Default: none.',
-        ),
-      }),
+      input: z.strictObject(zodShapeFor('check_command', manager)),
       output: PolicyDecisionShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
       run: (args) => manager.checkCommand(args.command, args.session_id),
