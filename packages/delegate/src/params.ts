@@ -21,16 +21,9 @@ export const DEFAULT_OUTPUT_CAP = 8000;
 
 /** The parameters of `delegate_task`, strict (unknown parameters are an error). */
 export const delegateTaskInput = z.strictObject({
-  task: z
-    .string()
-    .min(1)
-    .describe('The coding task in plain words: what, where, and how to know it is done.'),
-  dir: z.string().min(1).describe('Absolute working directory of the task (the project root for OpenCode).'),
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Continue this OpenCode session (from an earlier result).'),
+  task: z.string().min(1).describe('The task in plain words: what, where, how to know it is done.'),
+  dir: z.string().min(1).describe('Absolute working directory (the project root for OpenCode).'),
+  session_id: z.string().min(1).optional().describe('Continue this OpenCode session (from a result).'),
   model: z
     .string()
     .regex(/^[^/]+\/.+$/, 'must be "provider/model"')

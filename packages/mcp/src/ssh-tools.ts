@@ -219,7 +219,7 @@ function registerConnectSsh(
       ...zodShapeFor('connect_ssh', manager),
       host_key_policy: zodParameter('connect_ssh', 'host_key_policy', manager, {
         default: defaultPolicy,
-        description: `${parameterDescription(VERB_PARAMETERS.connect_ssh.host_key_policy, manager)} Allowed here: ${allowed.join(', ')}${forbidden.length > 0 ? ` (forbidden: ${forbidden.join(', ')})` : ''}.`,
+        description: `${parameterDescription(VERB_PARAMETERS.connect_ssh.host_key_policy, manager)}${forbidden.length > 0 ? ` Forbidden here: ${forbidden.join(', ')}.` : ''}`,
       }),
     }),
     output: ConnectSshShape,

@@ -38,34 +38,31 @@ function param<R extends RuledParameter, E extends { required?: true; writeOnly?
 
 /** Parameters several verbs share, with the same meaning everywhere. */
 const shared = {
-  session_id: param(
-    'session_id',
-    'Session to use. Default: the local session "default", created on first use.',
-  ),
-  command_id: param('command_id', 'A command_id from execute or list_processes.', {
+  session_id: param('session_id', 'Default: the local session "default" (made on first use).'),
+  command_id: param('command_id', 'From execute (or list_processes).', {
     required: true,
   }),
   pause_timeout: param(
     'pause_timeout',
-    'Seconds of output silence before returning "partial" (reason "silence"); each byte restarts it. 0 = return at once.',
+    'Seconds of output silence before returning "partial"; each byte restarts it; 0 = at once.',
   ),
   total_timeout: param(
     'total_timeout',
-    'Seconds before returning (reason "total_timeout") while output streams. Binds only while output arrives: a silent wait ends by pause_timeout.',
+    'Seconds before returning while output streams: binds only while output arrives.',
   ),
   until: param(
     'until',
-    'RE2 regex: return early (reason "until_matched") when output arriving in this call matches, e.g. "listening on|ready".',
+    'RE2 regex: return early when output of this call matches, e.g. "listening on|ready".',
   ),
   max_output_chars: param(
     'max_output_chars',
-    'Output budget of this call; over it the head (~20%), tail (~80%) and error-like lines are kept, with a notice.',
+    'Output budget; over it, the head (~20%), tail (~80%) and error lines are kept.',
   ),
   // The same three as execute's, for the verbs that wait like it (whose description says so).
-  pause_timeout_again: param('pause_timeout', 'Seconds of output silence; as for execute.'),
-  total_timeout_again: param('total_timeout', 'Seconds while output streams; as for execute.'),
-  until_again: param('until', 'RE2 regex to return early at; as for execute.'),
-  max_output_chars_again: param('max_output_chars', 'Output budget of this call; as for execute.'),
+  pause_timeout_again: param('pause_timeout', 'Silence wait, as for execute.'),
+  total_timeout_again: param('total_timeout', 'Streaming wait, as for execute.'),
+  until_again: param('until', 'RE2 regex, as for execute.'),
+  max_output_chars_again: param('max_output_chars', 'Output budget, as for execute.'),
   cols: param('cols', 'Terminal width in columns.'),
   rows: param('rows', 'Terminal height in rows.'),
   name: param('name', 'A label for listings. Default: the session_id.'),
@@ -79,20 +76,14 @@ export const VERB_PARAMETERS = {
   execute: {
     command: param(
       'command',
-      'Shell command line(s) exactly as typed at a prompt: pipes, &&, heredocs, multi-line scripts. Up to 1 MiB.',
+      'Command line(s) as typed at a prompt (pipes, &&, heredocs, scripts); up to 1 MiB.',
       { required: true },
     ),
     session_id: shared.session_id,
     pause_timeout: shared.pause_timeout,
     total_timeout: shared.total_timeout,
-    background: param(
-      'background',
-      'Run as a background process (own terminal) and return after a ~0.3 s start-up probe.',
-    ),
-    cwd: param(
-      'cwd',
-      'Directory to run in; foreground: as if "cd DIR" came first. Default: the session\'s cwd.',
-    ),
+    background: param('background', 'Run in the background (own terminal); returns after a ~0.3 s probe.'),
+    cwd: param('cwd', 'Run there; foreground: as if "cd DIR" came first. Default: the session\'s cwd.'),
     until: shared.until,
     max_output_chars: shared.max_output_chars,
   },
@@ -101,26 +92,20 @@ export const VERB_PARAMETERS = {
     pause_timeout: shared.pause_timeout_again,
     total_timeout: shared.total_timeout_again,
     until: shared.until_again,
-    offset: param(
-      'offset',
-      'Page the log instead of waiting: >= 0 = 0-based line, < 0 = the last |offset| lines.',
-    ),
-    length: param('length', 'Lines per page (with offset or filter).'),
+    offset: param('offset', 'Page the log, no wait: >= 0 = 0-based line, < 0 = the last |offset| lines.'),
+    length: param('length', 'Lines per page (offset, filter).'),
     view: param(
       'view',
-      '"text": ANSI removed; "screen": the rendered terminal screen (vim, less, htop); "raw": escapes kept.',
+      'text: ANSI removed; screen: the rendered screen (vim, less, htop); raw: escapes kept.',
     ),
-    filter: param('filter', 'RE2 regex: only the matching log lines, numbered, paged like offset.'),
+    filter: param('filter', 'RE2 regex: only matching log lines, numbered, paged.'),
     max_output_chars: shared.max_output_chars_again,
   },
   respond: {
     command_id: shared.command_id,
-    text: param('text', 'Text to type (empty: just Enter). Up to 1 MiB. Never logged.', { required: true }),
+    text: param('text', 'Text to type (empty: just Enter); up to 1 MiB. Never logged.', { required: true }),
     enter: param('enter', 'Press Enter after the text; false types without submitting.'),
-    secret: param(
-      'secret',
-      'For passwords/tokens: never echoed, logged, audited or returned (masked as [secret]).',
-    ),
+    secret: param('secret', 'Passwords, tokens: never echoed, logged, audited or returned.'),
     pause_timeout: shared.pause_timeout_again,
     total_timeout: shared.total_timeout_again,
     until: shared.until_again,
@@ -129,7 +114,7 @@ export const VERB_PARAMETERS = {
     command_id: shared.command_id,
     key: param(
       'key',
-      'Key name(s), pressed in order: ctrl+a..z, ctrl+[ \\ ] ^ _ @, esc, tab, shift+tab, enter, space, backspace, delete, insert, arrows (up…), home, end, pageup, pagedown, f1..f12, alt+<char>, or one character.',
+      'Key(s) in order: ctrl+a..z, ctrl+[ \\ ] ^ _ @, esc, tab, shift+tab, enter, space, backspace, delete, insert, up, down, left, right, home, end, pageup, pagedown, f1..f12, alt+<char>, or one character.',
       { required: true },
     ),
     pause_timeout: shared.pause_timeout_again,
@@ -137,7 +122,7 @@ export const VERB_PARAMETERS = {
     until: shared.until_again,
   },
   list_processes: {
-    filter: param('process_filter', 'Only commands whose text or command_id contains this (any case).'),
+    filter: param('process_filter', 'Only commands whose text or id contains this (any case).'),
     session_id: param('session_id', 'Only the commands of this session. Default: all.'),
     include_finished: param('include_finished', 'Include ended commands; false = running only.'),
   },
@@ -171,46 +156,42 @@ export const VERB_PARAMETERS = {
     ),
   },
   connect_ssh: {
-    host: param(
-      'host',
-      'Name, IP, ~/.ssh/config alias (HostName, User, Port, IdentityFile, ProxyJump honoured) or user@host:port.',
-      { required: true },
-    ),
-    port: param('port', "sshd's TCP port. Omitted for an alias: its configured Port."),
-    username: param('username', "Remote user. Default: the ssh config's User, else the local user."),
+    host: param('host', 'Name, IP, ~/.ssh/config alias (its settings honoured) or user@host:port.', {
+      required: true,
+    }),
+    port: param('port', "sshd's port; omitted: an alias's configured Port."),
+    username: param('username', "Remote user. Default: the ssh config's User, else the local one."),
     password: param(
       'password',
-      'Password (tried after keys and the agent), sent only after the host key is verified; never logged, echoed, returned or kept.',
+      'Tried after keys; sent only to a verified host; never logged, echoed or kept.',
       { writeOnly: true },
     ),
     private_key_path: param(
       'private_key_path',
-      'Private key file on this machine (OpenSSH, PEM, PuTTY; ~ expanded), tried first; the agent and default identities are still tried.',
+      'Private key file on this machine, tried first (then the agent, default keys).',
     ),
-    passphrase: param(
-      'passphrase',
-      'Decrypts private_key_path or the default identities; never logged, echoed, returned or kept.',
-      { writeOnly: true },
-    ),
+    passphrase: param('passphrase', 'Decrypts the private key; never logged, echoed or kept.', {
+      writeOnly: true,
+    }),
     use_agent: param('use_agent', "Also try the ssh-agent's keys ($SSH_AUTH_SOCK)."),
     host_key_policy: {
       type: 'enum' as const,
       values: HOST_KEY_POLICIES,
       // The default and the allowed subset are the operator's (SshSettings): the face adds them.
       description:
-        'For an UNKNOWN host key (a changed one is always refused): ask = ask the person, refuse if the client cannot; accept-new = record it; strict = refuse; insecure = accept unverified.',
+        'For an UNKNOWN host key (a changed one is always refused): ask the person (refused if unable), accept-new records it, strict refuses, insecure accepts unverified.',
     },
     known_hosts_path: param(
       'known_hosts_path',
-      "known_hosts file to check and record keys in (~ expanded). Default: the ssh config's UserKnownHostsFile, else ~/.ssh/known_hosts.",
+      "known_hosts file. Default: the ssh config's UserKnownHostsFile, else ~/.ssh/known_hosts.",
     ),
     connect_timeout: param(
       'connect_timeout',
-      'Seconds to reach, verify and log in, else SSH_UNREACHABLE; time spent asking the person does not count.',
+      'Seconds to connect and log in (asking the person excluded), else SSH_UNREACHABLE.',
     ),
     keepalive_interval: param(
       'keepalive_interval',
-      'Seconds between keepalive probes; 3 unanswered = dead link, session "lost" (a silent command is not). 0 = off.',
+      'Seconds between keepalives; 3 unanswered = session "lost". 0 = off.',
     ),
     ...sessionShape,
   },
