@@ -5,6 +5,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, test } from 'vitest';
 import * as z from 'zod';
 import { zodParameter, zodShapeFor } from './parameter-schemas.js';
+import { COMPAT_PROFILES } from './profiles.js';
 import { createConchServer } from './server.js';
 import { invalidArgumentFromZod } from './tool-kit.js';
 import { DEFAULT_TOOL_NAMES } from './tools.js';
@@ -99,4 +100,34 @@ describe('the MCP input schemas are derived from the parameter table', () => {
       await conch.close();
     }
   });
+});
+
+describe("profiles map their parameters onto the table: the type and range are the table's", () => {
+  /** The JSON schema of a profile tool's parameter. */
+  function profileParam(profile: keyof typeof COMPAT_PROFILES, tool: string, param: string) {
+    const definition = COMPAT_PROFILES[profile].tools(manager).find((t) => t.name === tool);
+    if (!definition) throw new Error(`${profile} has no tool ${tool}`);
+    return json((definition.input.shape as Record<string, z.ZodType>)[param]!);
+  }
+  const table = (verb: keyof typeof VERB_PARAMETERS, name: string) =>
+    json(zodParameter(verb, name as never, manager));
+
+  test.each([
+    ['interminal', 'execute', 'pause_timeout', 'execute', 'pause_timeout', 9],
+    ['interminal', 'read_output', 'total_timeout', 'execute', 'total_timeout', 20],
+    ['astonish', 'shell_command', 'timeout', 'execute', 'total_timeout', 120],
+    ['astonish', 'shell_command', 'background', 'execute', 'background', false],
+    ['desktop-commander', 'read_process_output', 'offset', 'read_output', 'offset', 0],
+    ['desktop-commander', 'read_process_output', 'length', 'read_output', 'length', 1000],
+    ['ollama-code', 'run_shell_command', 'is_background', 'execute', 'background', false],
+  ] as const)(
+    '%s %s.%s = %s.%s with the original default %j',
+    (profile, tool, param, verb, name, fallback) => {
+      const mine = profileParam(profile, tool, param);
+      const theirs = table(verb, name);
+      for (const key of ['type', 'minimum', 'maximum', 'enum'] as const)
+        expect(mine[key], key).toEqual(theirs[key]);
+      expect(mine.default).toBe(fallback);
+    },
+  );
 });
