@@ -466,20 +466,21 @@ export class SessionManager implements ParameterContext {
     }
     const spec = this.waitSpec(request, false);
     const maxChars = this.maxChars(request.max_output_chars);
+    const background = resolveParameter('background', request.background, this);
     // The policy decides before anything happens, even before the default session is created.
     this.checkPolicy(text, 'execute', request.session_id ?? DEFAULT_SESSION_ID);
     const session = await this.resolveSession(request.session_id);
     this.prune();
     this.checkLiveLimit();
-    const isolated = request.background === true || !session.idle;
+    const isolated = background || !session.idle;
     const command = isolated
-      ? await this.startIsolated(session, text, request.cwd, request.background === true)
+      ? await this.startIsolated(session, text, request.cwd, background)
       : await this.startForeground(session, text, request.cwd);
     if (session.newShellNotice) {
       session.newShellNotice = false;
       command.newShell = true;
     }
-    if (request.background === true) {
+    if (background) {
       const outcome = await waitForCommand(
         command,
         {
@@ -598,8 +599,8 @@ export class SessionManager implements ParameterContext {
     const command = this.getLiveCommand(request.command_id);
     const text = this.checkInput('text', request.text);
     const spec = this.waitSpec(request, true);
-    const enter = request.enter !== false;
-    const secret = request.secret === true;
+    const enter = resolveParameter('enter', request.enter, this);
+    const secret = resolveParameter('secret', request.secret, this);
     const bytes = enter ? `${text}\r` : text;
     await this.checkTypedInput(command, bytes, 'respond', secret);
     if (secret) command.terminal.addSecret(text);
@@ -624,7 +625,7 @@ export class SessionManager implements ParameterContext {
   /** `list_processes`. */
   listProcesses(request: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
     this.prune();
-    const includeFinished = request.include_finished !== false;
+    const includeFinished = resolveParameter('include_finished', request.include_finished, this);
     const filter = request.filter?.toLowerCase();
     if (request.session_id !== undefined) this.getSession(request.session_id);
     const processes = [...this.commands.values()]
