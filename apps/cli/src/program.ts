@@ -8,6 +8,7 @@ import { resolve as resolvePath } from 'node:path';
 import {
   addServerOptions,
   ConfigError,
+  parameterOption,
   type ResolvedConfig,
   resolveConfig,
   settingsFromOptions,
@@ -30,13 +31,6 @@ import { CLI_VERSION } from './version.js';
 export const EXIT_USAGE = 2;
 /** Exit code for conch errors. */
 export const EXIT_ERROR = 1;
-
-function seconds(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < 0)
-    throw new InvalidArgumentError(`expected seconds (a number ≥ 0), got ${JSON.stringify(value)}.`);
-  return n;
-}
 
 function integer(value: string): number {
   const n = Number(value);
@@ -104,16 +98,9 @@ function waitArgs(options: { pause?: number; total?: number; until?: string }): 
 
 function addWaitOptions(command: Command): Command {
   return command
-    .addOption(
-      new Option('--pause <seconds>', 'return after this much output silence (default 9)').argParser(seconds),
-    )
-    .addOption(
-      new Option(
-        '--total <seconds>',
-        'return after this long while output keeps streaming (default 20)',
-      ).argParser(seconds),
-    )
-    .option('--until <regex>', 'return as soon as the output matches this RE2 regex')
+    .addOption(parameterOption('execute', 'pause_timeout', '--pause <seconds>'))
+    .addOption(parameterOption('execute', 'total_timeout', '--total <seconds>'))
+    .addOption(parameterOption('execute', 'until', '--until <regex>'))
     .option('--json', 'print the result as JSON');
 }
 
@@ -163,12 +150,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         "Read a command's output: what is new since the last read, or a page with --offset/--length.",
       )
       .argument('<id>', 'the command id')
-      .addOption(
-        new Option('--offset <line>', 'absolute line to start at (negative: from the end)').argParser(
-          integer,
-        ),
-      )
-      .addOption(new Option('--length <lines>', 'how many lines').argParser(integer))
+      .addOption(parameterOption('read_output', 'offset', '--offset <line>'))
+      .addOption(parameterOption('read_output', 'length', '--length <lines>'))
       .option('--screen', 'show the terminal screen instead of the text')
       .option('-f, --follow', 'keep reading until the command ends'),
   ).action((id: string, options) =>
@@ -278,8 +261,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('kill')
     .description('Kill a command and everything it started (SIGTERM, then SIGKILL after the grace time).')
     .argument('<id>', 'the command id')
-    .option('--signal <name>', 'the first signal (default SIGTERM)')
-    .addOption(new Option('--grace <seconds>', 'seconds before SIGKILL (default 5)').argParser(seconds))
+    .addOption(parameterOption('kill_process', 'signal', '--signal <name>'))
+    .addOption(parameterOption('kill_process', 'grace_s', '--grace <seconds>'))
     .option('--json', 'print JSON')
     .action((id: string, options) =>
       run(() =>

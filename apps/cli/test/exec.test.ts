@@ -62,6 +62,18 @@ describe('conch exec through the daemon', () => {
     expect(unknown.stderr).toContain('c_nosuchid00');
   });
 
+  it('options that mirror a tool parameter take its range and default from the one table', async () => {
+    const bad = await home.conch(['exec', '--pause', '5000', '--', 'true']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('expected seconds, a number from 0 to 3600 (default 9), got "5000".');
+    const grace = await home.conch(['kill', 'c_nosuchid00', '--grace', '301']);
+    expect(grace.code).toBe(2);
+    expect(grace.stderr).toContain('from 0 to 300');
+    const help = await home.conch(['exec', '--help']);
+    expect(help.stdout).toMatch(/--pause <seconds>\s+Seconds of output silence[^\n]*/);
+    expect(help.stdout.replace(/\s+/g, ' ')).toContain('0 = return at once. (default 9)');
+  });
+
   it('ps and sessions print tables; --json gives the structured result', async () => {
     await home.conch(['exec', '--background', '--', 'sleep 30']);
     const ps = await home.conch(['ps']);

@@ -41,6 +41,19 @@ export {
   type EngineLimits,
   OUTPUT_LINES_RANGE,
 } from './engine/limits.js';
+export {
+  type Configured,
+  describeRule,
+  OUTPUT_VIEWS,
+  PARAMETER_RULES,
+  type ParameterContext,
+  type ParameterRule,
+  type ParameterType,
+  parameterDefault,
+  parameterRange,
+  type RuledParameter,
+  resolveParameter,
+} from './engine/parameters.js';
 export type {
   AuditEntry,
   AuditSink,

@@ -81,6 +81,8 @@ export interface CommandResult {
   cwd_changed?: true;
   isolated?: boolean;
   duration_ms: number;
+  /** The pause_timeout that applied (seconds), on a result that returned for silence. */
+  pause_timeout?: number;
   output_info: OutputInfo;
   page?: PageInfo;
   screen?: import('./driver.js').ScreenSnapshot;

@@ -21,39 +21,27 @@ export const DEFAULT_OUTPUT_CAP = 8000;
 
 /** The parameters of `delegate_task`, strict (unknown parameters are an error). */
 export const delegateTaskInput = z.strictObject({
-  task: z
-    .string()
-    .min(1)
-    .describe('The coding task for OpenCode, in plain words: what to do, where, and how to know it is done.'),
-  dir: z
-    .string()
-    .min(1)
-    .describe('Absolute path of the working directory the task runs in (the project root for OpenCode).'),
-  session_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Continue this OpenCode session (from an earlier result) instead of starting a new one.'),
+  task: z.string().min(1).describe('The task in plain words: what, where, how to know it is done.'),
+  dir: z.string().min(1).describe('Absolute working directory (the project root for OpenCode).'),
+  session_id: z.string().min(1).optional().describe('Continue this OpenCode session (from a result).'),
   model: z
     .string()
     .regex(/^[^/]+\/.+$/, 'must be "provider/model"')
     .optional()
     .describe(
-      'The model as "provider/model" (split at the first "/"), e.g. "anthropic/claude-sonnet-4-5"; default: OpenCode\'s configured model.',
+      '"provider/model" (split at the first "/"), e.g. "anthropic/claude-sonnet-4-5". Default: OpenCode\'s configured model.',
     ),
   agent: z
     .enum(DELEGATE_AGENTS)
     .default(DEFAULT_DELEGATE_AGENT)
-    .describe('The OpenCode agent: "build" (full access), "plan" or "explore" (read-only). Default "build".'),
+    .describe('"build" (full access), "plan" or "explore" (read-only).'),
   timeout_s: z
     .number()
     .int()
     .min(1)
     .max(MAX_DELEGATE_TIMEOUT_S)
     .default(DEFAULT_DELEGATE_TIMEOUT_S)
-    .describe(
-      `Seconds before the task is aborted (status "timeout"); 1 to ${MAX_DELEGATE_TIMEOUT_S}, default ${DEFAULT_DELEGATE_TIMEOUT_S}.`,
-    ),
+    .describe('Seconds before the task is aborted (status "timeout").'),
 });
 
 /** Parsed `delegate_task` arguments (defaults applied). */

@@ -79,10 +79,10 @@ describe('the status line of a partial result: what runs, and the one call to ma
   const next = `next: read_output command_id=${ID}`;
 
   test('silence, total_timeout, until, cancelled and background', () => {
-    expect(commandStatusLine(partial(), { pauseTimeoutS: 9 })).toBe(
-      `[running 9.1 s, quiet for 9 s · ${next}]`,
-    );
-    expect(commandStatusLine(partial(), { pauseTimeoutS: 0 })).toBe(`[running 9.1 s · ${next}]`);
+    // The pause comes from the result (what applied), never from the renderer's idea of a default.
+    expect(commandStatusLine(partial())).toBe(`[running 9.1 s · ${next}]`);
+    expect(commandStatusLine(partial({ pause_timeout: 9 }))).toBe(`[running 9.1 s, quiet for 9 s · ${next}]`);
+    expect(commandStatusLine(partial({ pause_timeout: 0 }))).toBe(`[running 9.1 s · ${next}]`);
     expect(commandStatusLine(partial({ reason: 'total_timeout', duration_ms: 20_050 }))).toBe(
       `[running 20 s, still printing · ${next}]`,
     );
@@ -148,7 +148,7 @@ describe('notes around the output', () => {
 
   test('the screen view', () => {
     const screen = { rows: ['a'], cursor: { row: 0, col: 1 }, alt_screen: true, cols: 80, rows_count: 24 };
-    expect(renderCommandResult(partial({ output: 'a', screen }), { pauseTimeoutS: 0 })).toBe(
+    expect(renderCommandResult(partial({ output: 'a', screen }))).toBe(
       `[running 9.1 s · next: read_output command_id=${ID}]\na\n[screen 80x24 · cursor row=0 col=1 · alt_screen=true]`,
     );
   });

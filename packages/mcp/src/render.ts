@@ -33,12 +33,6 @@ function formatSeconds(s: number): string {
   return `${Number.isInteger(s) ? s : Number(s.toFixed(3))} s`;
 }
 
-/** What the renderer knows about the call besides its result. */
-export interface CallInfo {
-  /** Effective pause_timeout of the call, seconds. */
-  pauseTimeoutS?: number;
-}
-
 /** What a command waiting for input waits at, and the one call that answers it. */
 function promptStatus(result: LeanCommandResult, id: string): { what: string; next: string } {
   switch (result.prompt?.kind) {
@@ -70,7 +64,7 @@ function promptStatus(result: LeanCommandResult, id: string): { what: string; ne
  * (`[killed · exit 143 · SIGTERM · 3 s]`). Partial: what is running, and the one call to make next
  * (`[running 9.1 s, quiet for 9 s · next: read_output command_id=c_…]`).
  */
-export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}): string {
+export function commandStatusLine(result: LeanCommandResult): string {
   const id = `command_id=${result.command_id}`;
   const parts: string[] = [];
   if (result.status === 'completed') {
@@ -91,9 +85,9 @@ export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}
   switch (reason) {
     case 'silence':
       what =
-        call.pauseTimeoutS === undefined || call.pauseTimeoutS === 0
+        result.pause_timeout === undefined || result.pause_timeout === 0
           ? running
-          : `${running}, quiet for ${formatSeconds(call.pauseTimeoutS)}`;
+          : `${running}, quiet for ${formatSeconds(result.pause_timeout)}`;
       break;
     case 'total_timeout':
       what = `${running}, still printing`;
@@ -121,8 +115,8 @@ export function commandStatusLine(result: LeanCommandResult, call: CallInfo = {}
  * result still shows it), then a note when the default session was recreated, the output, a note when
  * the session's shell exited, and the screen's size, cursor and mode for the screen view.
  */
-export function renderCommandResult(result: LeanCommandResult, call: CallInfo = {}): string {
-  const lines: string[] = [commandStatusLine(result, call)];
+export function renderCommandResult(result: LeanCommandResult): string {
+  const lines: string[] = [commandStatusLine(result)];
   if (result.new_shell) lines.push('new shell: cwd and environment were reset');
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
   if (result.session_ended) {

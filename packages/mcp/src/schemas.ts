@@ -124,6 +124,7 @@ export const CommandResultShape = {
     .optional()
     .describe('True when it ran as its own process (background or busy session).'),
   duration_ms: z.number().describe('Milliseconds since the command started.'),
+  pause_timeout: z.number().optional().describe('The pause that applied, when reason is silence.'),
   output_info: OutputInfoSchema.optional().describe('Only when this call cut the output.'),
   page: PageSchema.optional(),
   screen: ScreenSchema.optional(),

@@ -5,7 +5,7 @@
  * redaction of secret parameters. The real thing (real server, real sshd) is test/ssh.test.ts.
  */
 
-import { ConchError, createRealClock, ErrorCode } from '@conch/core';
+import { ConchError, createRealClock, ErrorCode, PARAMETER_RULES } from '@conch/core';
 import { FakeDriver } from '@conch/core/testing';
 import { ConchService, type SshServiceOptions } from '@conch/service';
 import type { ConnectSshOptions, HostKeyQuestion, SshConnection, SshDriver } from '@conch/ssh';
@@ -163,18 +163,21 @@ describe('connect_ssh (in process, fake connection)', () => {
     expect(JSON.stringify(r)).not.toMatch(/pw-secret|pp-secret/);
   });
 
-  test('defaults: port and username from the config (not sent), agent on, 20 s, 15 s, ask', async () => {
+  test("defaults: what the call leaves out is not sent (connectSsh applies the one rule of each), the policy is the operator's ask", async () => {
     const s = await setup();
     await s.call({ host: 'box' });
     const o = s.calls[0]!;
-    expect(o.port).toBeUndefined();
-    expect(o.username).toBeUndefined();
-    expect(o).toMatchObject({
-      useAgent: true,
-      connectTimeoutS: 20,
-      keepaliveIntervalS: 15,
-      hostKeyPolicy: 'ask',
-    });
+    // Port and username come from the ssh config; agent, timeouts from PARAMETER_RULES, applied by connectSsh.
+    for (const key of ['port', 'username', 'useAgent', 'connectTimeoutS', 'keepaliveIntervalS'] as const) {
+      expect(o[key], key).toBeUndefined();
+    }
+    expect(o).toMatchObject({ hostKeyPolicy: 'ask' });
+    // The listing shows the defaults that connectSsh applies.
+    const tool = (await s.client.listTools()).tools.find((t) => t.name === 'connect_ssh')!;
+    const props = tool.inputSchema.properties as Record<string, { default?: unknown }>;
+    expect(props.use_agent?.default).toBe(PARAMETER_RULES.use_agent.default);
+    expect(props.connect_timeout?.default).toBe(20);
+    expect(props.keepalive_interval?.default).toBe(15);
   });
 
   test("the operator's policies: forbidden ones are passed on, the default is theirs", async () => {

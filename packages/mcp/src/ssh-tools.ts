@@ -6,15 +6,20 @@
  * password and passphrase are `writeOnly` parameters, which the tool kit never echoes or logs.
  */
 
-import type { ConchService, ConnectSshResult } from '@conch/service';
+import {
+  type ConchService,
+  type ConnectSshResult,
+  parameterDescription,
+  VERB_PARAMETERS,
+} from '@conch/service';
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { serviceCall } from './call-context.js';
+import { zodParameter, zodShapeFor } from './parameter-schemas.js';
 import { renderConnectedSession } from './render.js';
 import { ConnectSshShape } from './schemas.js';
 import type { ToolRegistrar, ToolRegistrarContext } from './server.js';
-import { sessionShapeParams } from './tools.js';
 
 /** The connect_ssh result, the host-key question and the banner cleaning (defined in `@conch/service`). */
 export {
@@ -44,14 +49,6 @@ export function registerSshTools(context: ToolRegistrarContext): void {
   registerConnectSsh(registerTool, server, service, allowed, defaultPolicy);
 }
 
-const POLICY_DOC: Record<HostKeyPolicy, string> = {
-  ask: '"ask": an unknown key is shown to the person (MCP elicitation) and recorded if accepted; refused with its fingerprint when the client cannot ask',
-  'accept-new': '"accept-new": an unknown key is recorded in known_hosts and accepted',
-  strict: '"strict": only keys already in known_hosts are accepted',
-  insecure:
-    '"insecure": an unknown key is accepted WITHOUT verification and not recorded (the result says so)',
-};
-
 function registerConnectSsh(
   registerTool: ToolRegistrarContext['registerTool'],
   server: McpServer,
@@ -74,94 +71,11 @@ function registerConnectSsh(
       'A dead connection shows state "lost" in list_sessions (its commands fail with SESSION_LOST): connect again. ' +
       'Errors: SSH_UNREACHABLE, SSH_AUTH_FAILED, SSH_HOST_KEY_REJECTED.',
     input: z.strictObject({
-      host: z
-        .string()
-        .min(1)
-        .max(1000)
-        .describe(
-          'Host to connect to: a name, an IP address, an alias from ~/.ssh/config (HostName, User, Port, IdentityFile, ProxyJump are honoured), or user@host:port.',
-        ),
-      port: z
-        .number()
-        .int()
-        .min(1)
-        .max(65535)
-        .optional()
-        .meta({ default: 22 })
-        .describe("sshd's TCP port. 1-65535, default 22 (or the ssh config's Port for an alias)."),
-      username: z
-        .string()
-        .min(1)
-        .max(256)
-        .optional()
-        .describe(
-          "Remote user to log in as. Default: the ssh config's User for this host, else the local user running this server.",
-        ),
-      password: z
-        .string()
-        .min(1)
-        .max(4096)
-        .optional()
-        .meta({ writeOnly: true })
-        .describe(
-          'Password for password authentication (tried after keys and the agent). Sent only after the host key is verified; never logged, echoed, returned or kept after connecting. Default: none.',
-        ),
-      private_key_path: z
-        .string()
-        .min(1)
-        .max(4096)
-        .optional()
-        .describe(
-          "Path of a private key file on THIS machine (OpenSSH, PEM or PuTTY format; ~ is expanded); tried first. Default: none (the agent and the ssh config's IdentityFile, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa, are still tried).",
-        ),
-      passphrase: z
-        .string()
-        .min(1)
-        .max(4096)
-        .optional()
-        .meta({ writeOnly: true })
-        .describe(
-          'Passphrase that decrypts private_key_path (or the default identity files). Never logged, echoed, returned or kept. Default: none.',
-        ),
-      use_agent: z
-        .boolean()
-        .optional()
-        .meta({ default: true })
-        .describe("Also try the keys of the ssh-agent at this server's $SSH_AUTH_SOCK. Default true."),
-      host_key_policy: z
-        .enum(HOST_KEY_POLICIES as unknown as [HostKeyPolicy, ...HostKeyPolicy[]])
-        .optional()
-        .meta({ default: defaultPolicy })
-        .describe(
-          `How an UNKNOWN host key is handled (a known key must match; a changed key is refused under every policy): ${HOST_KEY_POLICIES.map((p) => POLICY_DOC[p]).join('; ')}. Default "${defaultPolicy}". Allowed on this server: ${allowed.join(', ')}${forbidden.length > 0 ? `; forbidden by the operator (INVALID_ARGUMENT): ${forbidden.join(', ')}` : ''}.`,
-        ),
-      known_hosts_path: z
-        .string()
-        .min(1)
-        .max(4096)
-        .optional()
-        .describe(
-          "known_hosts file (on this machine; ~ expanded) the host key is checked against and new keys are recorded in. Default: the ssh config's UserKnownHostsFile, else ~/.ssh/known_hosts (/etc/ssh/ssh_known_hosts is also read).",
-        ),
-      connect_timeout: z
-        .number()
-        .min(0.1)
-        .max(3600)
-        .optional()
-        .meta({ default: 20 })
-        .describe(
-          'Seconds to reach the host, verify its key and log in, else SSH_UNREACHABLE. Time the person spends confirming a host key does not count. Float, 0.1-3600, default 20.',
-        ),
-      keepalive_interval: z
-        .number()
-        .min(0)
-        .max(3600)
-        .optional()
-        .meta({ default: 15 })
-        .describe(
-          'Seconds between SSH keepalive probes; after 3 unanswered ones (about 4 × this) the connection counts as dead and the session becomes "lost". A silent remote command is not a dead link. 0 turns keepalive off. Float, 0-3600, default 15.',
-        ),
-      ...sessionShapeParams(service),
+      ...zodShapeFor('connect_ssh', service),
+      host_key_policy: zodParameter('connect_ssh', 'host_key_policy', service, {
+        default: defaultPolicy,
+        description: `${parameterDescription(VERB_PARAMETERS.connect_ssh.host_key_policy, service)}${forbidden.length > 0 ? ` Forbidden here: ${forbidden.join(', ')}.` : ''}`,
+      }),
     }),
     output: ConnectSshShape,
     annotations: {

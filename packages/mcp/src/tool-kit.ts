@@ -103,6 +103,21 @@ function isWriteOnly(schema: z.ZodType): boolean {
   return fieldJsonSchema(schema).writeOnly === true;
 }
 
+/**
+ * What the schema allows, in words (`from 0 to 3600, default 9`): the descriptions no longer repeat the
+ * schema, so an error says it.
+ */
+function validValues(schema: z.ZodType): string {
+  const json = fieldJsonSchema(schema);
+  const parts: string[] = [];
+  const { minimum, maximum } = json;
+  if (typeof minimum === 'number' && typeof maximum === 'number') parts.push(`from ${minimum} to ${maximum}`);
+  else if (typeof minimum === 'number') parts.push(`at least ${minimum}`);
+  else if (typeof maximum === 'number') parts.push(`at most ${maximum}`);
+  if (json.default !== undefined) parts.push(`default ${JSON.stringify(json.default)}`);
+  return parts.join(', ');
+}
+
 function describeValue(value: unknown): string {
   if (value === undefined) return 'missing';
   try {
@@ -169,8 +184,9 @@ export function invalidArgumentFromZod(
     problems.push(`${name} = ${secret ? '(hidden)' : describeValue(value)}: ${why}`);
   }
   for (const param of params) {
-    const description = shape[param]?.description;
-    if (description) hints.push(`${param}: ${description}`);
+    const schema = shape[param];
+    const valid = schema === undefined ? '' : validValues(schema);
+    if (schema?.description) hints.push(`${param}: ${schema.description}${valid ? ` (${valid})` : ''}`);
   }
   const message = `Invalid arguments for ${tool}: ${problems.join('; ')}.`;
   return new ConchError(ErrorCode.INVALID_ARGUMENT, message, {

@@ -38,6 +38,16 @@ export {
 export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine.js';
 /** The stderr logger. */
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
+/** Command line options derived from the parameter table. */
+export { DEFAULT_PARAMETER_CONTEXT, parameterOption } from './parameter-options.js';
+/** The parameters of the verbs, each defined once (faces derive their schemas and options from it). */
+export {
+  type ParameterDefinition,
+  type ParameterValue,
+  parameterDescription,
+  VERB_PARAMETERS,
+  type VerbWithParameters,
+} from './parameters.js';
 /** The profile names `--profile` accepts. */
 export { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
 /** The verbs as methods of one service object, and its assembly from a configuration. */

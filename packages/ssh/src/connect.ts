@@ -19,7 +19,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ConchError, ErrorCode } from '@conch/core';
+import { ConchError, ErrorCode, PARAMETER_RULES } from '@conch/core';
 import { expandHomePath } from '@conch/node';
 import ssh2, {
   type AnyAuthMethod,
@@ -187,13 +187,13 @@ function invalid(message: string, hint?: string): ConchError {
   return new ConchError(ErrorCode.INVALID_ARGUMENT, message, hint === undefined ? {} : { hint });
 }
 
+/** A duration option under its rule (the one definition of its range and default, in `@conch/core`). */
 function checkSeconds(
   name: string,
   value: number | undefined,
-  fallback: number,
-  min: number,
-  max: number,
+  rule: { default: number; min: number; max: number },
 ): number {
+  const { default: fallback, min, max } = rule;
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
     throw invalid(`Invalid ${name}: ${JSON.stringify(value)}; give seconds from ${min} to ${max}.`);
@@ -203,8 +203,11 @@ function checkSeconds(
 
 function checkPort(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 1 || value > 65535) {
-    throw invalid(`Invalid port: ${JSON.stringify(value)}; give an integer from 1 to 65535 (default 22).`);
+  if (!Number.isInteger(value) || value < PARAMETER_RULES.port.min || value > PARAMETER_RULES.port.max) {
+    const { min, max, default: fallback } = PARAMETER_RULES.port;
+    throw invalid(
+      `Invalid port: ${JSON.stringify(value)}; give an integer from ${min} to ${max} (default ${fallback}).`,
+    );
   }
   return value;
 }
@@ -749,8 +752,12 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       `Allowed policies: ${allowed.join(', ')}.`,
     );
   }
-  const timeoutS = checkSeconds('connect_timeout', options.connectTimeoutS, 20, 0.1, 3600);
-  const keepaliveS = checkSeconds('keepalive_interval', options.keepaliveIntervalS, 15, 0, 3600);
+  const timeoutS = checkSeconds('connect_timeout', options.connectTimeoutS, PARAMETER_RULES.connect_timeout);
+  const keepaliveS = checkSeconds(
+    'keepalive_interval',
+    options.keepaliveIntervalS,
+    PARAMETER_RULES.keepalive_interval,
+  );
   const keepaliveCountMax = options.keepaliveCountMax ?? 3;
   if (!Number.isInteger(keepaliveCountMax) || keepaliveCountMax < 1 || keepaliveCountMax > 100) {
     throw invalid(
@@ -776,7 +783,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       ...(port === undefined ? {} : { port }),
       ...(username === undefined ? {} : { user: username }),
     });
-    const finalPort = port ?? cfg.port ?? 22;
+    const finalPort = port ?? cfg.port ?? PARAMETER_RULES.port.default;
     const knownHostsWrite = expandHomePath(
       (jumpHost ? undefined : options.knownHostsPath) ??
         cfg.knownHostsFiles[0] ??

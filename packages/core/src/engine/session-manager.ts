@@ -34,6 +34,7 @@ import type {
 import { Command, type CommandTerminal } from './command.js';
 import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
+import { KILL_SIGNALS, type ParameterContext, resolveParameter } from './parameters.js';
 import type { AuditSink, CommandPolicy, PolicyDecision } from './policy-hook.js';
 import { Session, signalFromStatus, type TerminalWatcher } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
@@ -159,19 +160,11 @@ export interface KillProcessRequest {
   grace_s?: number;
 }
 
-/** Signals `kill_process` accepts. */
-export const KILL_SIGNALS = [
-  'SIGTERM',
-  'SIGKILL',
-  'SIGINT',
-  'SIGHUP',
-  'SIGQUIT',
-  'SIGUSR1',
-  'SIGUSR2',
-] as const;
+/** Signals `kill_process` accepts (defined with the other parameter rules). */
+export { KILL_SIGNALS };
 
 /** The engine (see the module doc). */
-export class SessionManager {
+export class SessionManager implements ParameterContext {
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly defaults: EngineDefaults;
@@ -235,8 +228,8 @@ export class SessionManager {
   }
 
   private async openSessionNow(driver: Driver, request: OpenSessionRequest): Promise<Session> {
-    const cols = this.checkSize('cols', request.cols ?? this.defaults.cols, this.limits.maxCols);
-    const rows = this.checkSize('rows', request.rows ?? this.defaults.rows, this.limits.maxRows);
+    const cols = resolveParameter('cols', request.cols, this);
+    const rows = resolveParameter('rows', request.rows, this);
     if (request.env !== undefined) this.checkEnv(request.env);
     if (request.shell !== undefined) await this.checkShell(request.shell, driver);
     const id = request.id ?? this.uniqueSessionId();
@@ -473,20 +466,21 @@ export class SessionManager {
     }
     const spec = this.waitSpec(request, false);
     const maxChars = this.maxChars(request.max_output_chars);
+    const background = resolveParameter('background', request.background, this);
     // The policy decides before anything happens, even before the default session is created.
     this.checkPolicy(text, 'execute', request.session_id ?? DEFAULT_SESSION_ID);
     const session = await this.resolveSession(request.session_id);
     this.prune();
     this.checkLiveLimit();
-    const isolated = request.background === true || !session.idle;
+    const isolated = background || !session.idle;
     const command = isolated
-      ? await this.startIsolated(session, text, request.cwd, request.background === true)
+      ? await this.startIsolated(session, text, request.cwd, background)
       : await this.startForeground(session, text, request.cwd);
     if (session.newShellNotice) {
       session.newShellNotice = false;
       command.newShell = true;
     }
-    if (request.background === true) {
+    if (background) {
       const outcome = await waitForCommand(
         command,
         {
@@ -502,27 +496,17 @@ export class SessionManager {
       return this.result(command, { reason }, maxChars, true, context.vocabulary);
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, maxChars, context.vocabulary);
+    return this.viewResult(command, outcome, maxChars, spec, context.vocabulary);
   }
 
   /** `read_output`: waits for more output, or pages through the log when `offset` is given. */
   async readOutput(request: ReadOutputRequest, context: CallContext = {}): Promise<CommandResult> {
     const command = this.getCommand(request.command_id);
     const maxChars = this.maxChars(request.max_output_chars);
-    const view = request.view ?? 'text';
-    if (!['text', 'screen', 'raw'].includes(view)) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid view: ${JSON.stringify(view)}.`, {
-        hint: 'Valid views: "text", "screen", "raw".',
-      });
-    }
+    const view = resolveParameter('view', request.view, this);
     const filter = request.filter === undefined ? undefined : compileUserPattern('filter', request.filter);
     if (request.offset !== undefined || filter !== undefined) {
-      const length = request.length ?? 1000;
-      if (!Number.isInteger(length) || length < 1 || length > 100_000) {
-        throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid length: ${length}.`, {
-          hint: 'length is a whole number of lines from 1 to 100000 (default 1000).',
-        });
-      }
+      const length = resolveParameter('length', request.length, this);
       const offset = request.offset ?? 0;
       if (!Number.isInteger(offset)) {
         throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid offset: ${offset}.`, {
@@ -537,7 +521,7 @@ export class SessionManager {
       spec.pauseMs = 0;
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    if (view === 'text') return this.viewResult(command, outcome, maxChars, context.vocabulary);
+    if (view === 'text') return this.viewResult(command, outcome, maxChars, spec, context.vocabulary);
     const result = this.result(command, outcome, maxChars, false);
     if (view === 'raw') {
       const raw = command.log.rawTail(maxChars);
@@ -615,15 +599,15 @@ export class SessionManager {
     const command = this.getLiveCommand(request.command_id);
     const text = this.checkInput('text', request.text);
     const spec = this.waitSpec(request, true);
-    const enter = request.enter !== false;
-    const secret = request.secret === true;
+    const enter = resolveParameter('enter', request.enter, this);
+    const secret = resolveParameter('secret', request.secret, this);
     const bytes = enter ? `${text}\r` : text;
     await this.checkTypedInput(command, bytes, 'respond', secret);
     if (secret) command.terminal.addSecret(text);
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, this.maxChars(undefined), context.vocabulary);
+    return this.viewResult(command, outcome, this.maxChars(undefined), spec, context.vocabulary);
   }
 
   /** `send_control`: presses keys in a running command's terminal, then waits. */
@@ -635,13 +619,13 @@ export class SessionManager {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return this.viewResult(command, outcome, this.maxChars(undefined), context.vocabulary);
+    return this.viewResult(command, outcome, this.maxChars(undefined), spec, context.vocabulary);
   }
 
   /** `list_processes`. */
   listProcesses(request: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
     this.prune();
-    const includeFinished = request.include_finished !== false;
+    const includeFinished = resolveParameter('include_finished', request.include_finished, this);
     const filter = request.filter?.toLowerCase();
     if (request.session_id !== undefined) this.getSession(request.session_id);
     const processes = [...this.commands.values()]
@@ -687,19 +671,14 @@ export class SessionManager {
   /** `kill_process`: kills a command's whole process tree. */
   async killProcess(request: KillProcessRequest): Promise<KillResult> {
     const command = this.getCommand(request.command_id);
-    const signal = (request.signal ?? 'SIGTERM').toUpperCase();
-    const normalized = signal.startsWith('SIG') ? signal : `SIG${signal}`;
-    if (!(KILL_SIGNALS as readonly string[]).includes(normalized)) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid signal: ${JSON.stringify(request.signal)}.`, {
-        hint: `Valid signals: ${KILL_SIGNALS.join(', ')}.`,
-      });
-    }
-    const graceS = request.grace_s ?? this.defaults.killGraceS;
-    if (typeof graceS !== 'number' || !Number.isFinite(graceS) || graceS < 0 || graceS > 300) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid grace_s: ${graceS}.`, {
-        hint: 'grace_s is seconds from 0 to 300 (default 5).',
-      });
-    }
+    // Case and the SIG prefix are free ("term" = "SIGTERM"); the rule names the valid signals.
+    const given = request.signal?.toUpperCase();
+    const normalized = resolveParameter(
+      'signal',
+      given === undefined || given.startsWith('SIG') ? given : `SIG${given}`,
+      this,
+    );
+    const graceS = resolveParameter('grace_s', request.grace_s, this);
     if (command.ended) {
       // The command has ended, but what it left behind (a setsid daemon, a `&` job) still carries its id:
       // kill that, whatever became of the command's own process.
@@ -1034,6 +1013,19 @@ export class SessionManager {
     command: Command,
     outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
     maxChars: number,
+    spec: WaitSpec,
+    vocabulary?: Vocabulary,
+  ): Promise<CommandResult> {
+    const result = await this.viewResultOf(command, outcome, maxChars, vocabulary);
+    // The pause that applied, so that a face words "quiet for N s" without deciding the default again.
+    if (result.reason === 'silence') result.pause_timeout = spec.pauseMs / 1000;
+    return result;
+  }
+
+  private async viewResultOf(
+    command: Command,
+    outcome: { reason: CommandResult['reason']; prompt?: WaitOutcome['prompt'] },
+    maxChars: number,
     vocabulary?: Vocabulary,
   ): Promise<CommandResult> {
     const screenPrompt = command.state === 'awaiting_input' && command.prompt?.kind === 'screen';
@@ -1128,8 +1120,8 @@ export class SessionManager {
   }
 
   private waitSpec(options: WaitOptions, inputJustSent: boolean): WaitSpec {
-    const pause = this.checkTimeout('pause_timeout', options.pause_timeout, this.defaults.pauseTimeoutS);
-    const total = this.checkTimeout('total_timeout', options.total_timeout, this.defaults.totalTimeoutS);
+    const pause = resolveParameter('pause_timeout', options.pause_timeout, this);
+    const total = resolveParameter('total_timeout', options.total_timeout, this);
     const spec: WaitSpec = {
       pauseMs: pause * 1000,
       totalMs: total * 1000,
@@ -1141,42 +1133,8 @@ export class SessionManager {
     return spec;
   }
 
-  private checkTimeout(name: string, value: number | undefined, fallback: number): number {
-    if (value === undefined) return fallback;
-    if (
-      typeof value !== 'number' ||
-      !Number.isFinite(value) ||
-      value < 0 ||
-      value > this.limits.maxTimeoutS
-    ) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: ${JSON.stringify(value)}.`, {
-        hint: `${name} is seconds, a number from 0 to ${this.limits.maxTimeoutS} (default ${fallback}).`,
-      });
-    }
-    return value;
-  }
-
   private maxChars(value: number | undefined): number {
-    if (value === undefined) return Math.min(this.defaults.maxOutputChars, this.limits.maxOutputChars);
-    if (!Number.isInteger(value) || value < 100 || value > this.limits.maxOutputChars) {
-      throw new ConchError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Invalid max_output_chars: ${JSON.stringify(value)}.`,
-        {
-          hint: `max_output_chars is a whole number from 100 to ${this.limits.maxOutputChars} (default ${this.defaults.maxOutputChars}).`,
-        },
-      );
-    }
-    return value;
-  }
-
-  private checkSize(name: string, value: number, max: number): number {
-    if (!Number.isInteger(value) || value < 1 || value > max) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid ${name}: ${JSON.stringify(value)}.`, {
-        hint: `${name} is a whole number from 1 to ${max}.`,
-      });
-    }
-    return value;
+    return resolveParameter('max_output_chars', value, this);
   }
 
   /**

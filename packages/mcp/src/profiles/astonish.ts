@@ -12,9 +12,8 @@
 import type { ConchService } from '@conch/service';
 import * as z from 'zod';
 import { serviceCall } from '../call-context.js';
+import { zodParameter } from '../parameter-schemas.js';
 import { type CompatProfile, defineTool, goDuration, jsonText, processOf } from './profile.js';
-
-const MAX_TIMEOUT_S = 3600;
 
 /** Terminal control sequences (CSI, OSC, charset and single-character escapes). */
 const ESCAPE_SEQUENCE =
@@ -28,14 +27,14 @@ function plain(raw: string): string {
   return raw.replace(ESCAPE_SEQUENCE, '').replaceAll('\r\n', '\n');
 }
 
-const sessionIdParam = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('The session_id returned by shell_command (for a background or still-running command).');
+/** Astonish's own default wait of shell_command (seconds). */
+const DEFAULT_TIMEOUT_S = 120;
 
 function tools(service: ConchService) {
-  const limitS = Math.min(MAX_TIMEOUT_S, service.limits.maxTimeoutS);
+  // Astonish's session_id names a command: conch's command_id, under the original's name.
+  const sessionIdParam = zodParameter('read_output', 'command_id', service, {
+    description: 'The session_id returned by shell_command (for a background or still-running command).',
+  });
   return [
     defineTool({
       name: 'shell_command',
@@ -48,28 +47,18 @@ function tools(service: ConchService) {
         'session_id (servers, watchers). conch adds: waiting_for_input is kernel evidence; cd and export persist between calls; a ' +
         'command policy may refuse it (POLICY_DENIED, nothing ran).',
       input: z.strictObject({
-        command: z.string().min(1).max(100_000).describe('The shell command to run.'),
-        timeout: z
-          .number()
-          .min(0)
-          .max(limitS)
-          .optional()
-          .meta({ default: 120 })
-          .describe(
-            `Seconds to wait for the command before returning timed_out=true. Default 120, at most ${limitS}.`,
-          ),
-        working_dir: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
+        command: zodParameter('execute', 'command', service, { description: 'The shell command to run.' }),
+        timeout: zodParameter('execute', 'total_timeout', service, {
+          default: DEFAULT_TIMEOUT_S,
+          description: 'Seconds to wait for the command before returning timed_out=true.',
+        }),
+        working_dir: zodParameter('execute', 'cwd', service, {
+          description:
             "Directory to run it in (the session's working directory changes to it, like cd). Default: the current one.",
-          ),
-        background: z
-          .boolean()
-          .optional()
-          .meta({ default: false })
-          .describe('Start it in the background and return at once with its session_id. Default false.'),
+        }),
+        background: zodParameter('execute', 'background', service, {
+          description: 'Start it in the background and return at once with its session_id.',
+        }),
       }),
       output: {
         stdout: z.string(),
@@ -80,7 +69,7 @@ function tools(service: ConchService) {
       },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
       async run(args, { call }) {
-        const timeout = args.timeout ?? 120;
+        const timeout = args.timeout ?? DEFAULT_TIMEOUT_S;
         const result = await service.execute(
           {
             command: args.command,
@@ -162,10 +151,9 @@ function tools(service: ConchService) {
         'fixed 500 ms.',
       input: z.strictObject({
         session_id: sessionIdParam,
-        input: z
-          .string()
-          .max(100_000)
-          .describe('Text to send to the process; a trailing newline presses Enter (added when missing).'),
+        input: zodParameter('respond', 'text', service, {
+          description: 'Text to send to the process; a trailing newline presses Enter (added when missing).',
+        }),
       }),
       output: {
         bytes_written: z.number().int(),
@@ -199,6 +187,7 @@ function tools(service: ConchService) {
         'List the commands started by shell_command, running and recently finished: session_id, command, pid, running, duration, ' +
         'exit_code. filter keeps those whose command or session_id contains it.',
       input: z.strictObject({
+        // Not list_processes' filter: the original takes "" (= no filter), which conch's refuses.
         filter: z
           .string()
           .max(1000)

@@ -13,6 +13,7 @@ import type { CommandResult } from '@conch/core';
 import type { ConchService } from '@conch/service';
 import * as z from 'zod';
 import { serviceCall } from '../call-context.js';
+import { zodParameter } from '../parameter-schemas.js';
 import {
   type CompatProfile,
   commandByPid,
@@ -81,6 +82,9 @@ function lineCount(text: string): number {
   return text.replace(/\n$/, '').split('\n').length;
 }
 
+/** Desktop Commander's own defaults (its parameters in milliseconds and its offset 0 = "new output"). */
+const DC_DEFAULTS = { readTimeoutMs: 5000, interactTimeoutMs: 8000, offset: 0 } as const;
+
 const pidParam = z.number().int().describe('The PID returned by start_process.');
 const verboseTiming = z
   .boolean()
@@ -101,18 +105,16 @@ function tools(service: ConchService) {
         'trailing ">"); a command policy may refuse it (POLICY_DENIED, nothing ran). Continue with read_process_output (more output), ' +
         'interact_with_process (answer a prompt), force_terminate (stop it and its children).',
       input: z.strictObject({
-        command: z.string().min(1).max(100_000).describe('The command line to run.'),
+        command: zodParameter('execute', 'command', service, { description: 'The command line to run.' }),
         timeout_ms: z
           .number()
           .min(0)
           .describe(
             'How long to wait (milliseconds) for the process to finish or ask for input before returning with it still running.',
           ),
-        shell: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("Shell to run it with (e.g. bash, zsh). Default: the user's login shell."),
+        shell: zodParameter('create_local', 'shell', service, {
+          description: "Shell to run it with (e.g. bash, zsh). Default: the user's login shell.",
+        }),
         verbose_timing: verboseTiming,
       }),
       output: { ...DcResultShape, shell: z.string(), ...TEXT_SHAPE },
@@ -163,24 +165,16 @@ function tools(service: ConchService) {
           .number()
           .min(0)
           .optional()
-          .meta({ default: 5000 })
-          .describe('For offset 0: how long to wait (milliseconds) for new output. Default 5000.'),
-        offset: z
-          .number()
-          .int()
-          .optional()
-          .meta({ default: 0 })
-          .describe(
-            '0 = new output since the last read; > 0 = start at this absolute line; < 0 = the last |offset| lines. Default 0.',
-          ),
-        length: z
-          .number()
-          .int()
-          .min(1)
-          .max(100_000)
-          .optional()
-          .meta({ default: 1000 })
-          .describe('Most lines to return for offset ≠ 0. Default 1000.'),
+          .meta({ default: DC_DEFAULTS.readTimeoutMs })
+          .describe('For offset 0: how long to wait (milliseconds) for new output.'),
+        offset: zodParameter('read_output', 'offset', service, {
+          default: DC_DEFAULTS.offset,
+          description:
+            '0 = new output since the last read; > 0 = start at this absolute line; < 0 = the last |offset| lines.',
+        }),
+        length: zodParameter('read_output', 'length', service, {
+          description: 'Most lines to return for offset ≠ 0.',
+        }),
         verbose_timing: verboseTiming,
       }),
       output: { ...DcResultShape, ...TEXT_SHAPE },
@@ -192,11 +186,11 @@ function tools(service: ConchService) {
       },
       async run(args, { call }) {
         const info = commandByPid(service, args.pid);
-        const offset = args.offset ?? 0;
+        const offset = args.offset ?? DC_DEFAULTS.offset;
         let header: string;
         let result: CommandResult;
         if (offset === 0) {
-          const waitS = runtimeS(args.timeout_ms ?? 5000);
+          const waitS = runtimeS(args.timeout_ms ?? DC_DEFAULTS.readTimeoutMs);
           result = await service.readOutput(
             { command_id: info.command_id, pause_timeout: waitS, total_timeout: waitS },
             serviceCall(call),
@@ -205,7 +199,11 @@ function tools(service: ConchService) {
           header = `[Reading ${n} new lines (total: ${result.output_info.lines_total} lines)]`;
         } else {
           result = await service.readOutput(
-            { command_id: info.command_id, offset, length: args.length ?? 1000 },
+            {
+              command_id: info.command_id,
+              offset,
+              ...(args.length === undefined ? {} : { length: args.length }),
+            },
             serviceCall(call),
           );
           const page = result.page;
@@ -246,18 +244,20 @@ function tools(service: ConchService) {
         '"waiting for input" is kernel evidence, not a guess from the output.',
       input: z.strictObject({
         pid: pidParam,
-        input: z.string().max(100_000).describe('The text to send; Enter is pressed after it.'),
+        input: zodParameter('respond', 'text', service, {
+          description: 'The text to send; Enter is pressed after it.',
+        }),
         timeout_ms: z
           .number()
           .min(0)
           .optional()
-          .meta({ default: 8000 })
-          .describe('How long to wait (milliseconds) for the answer. Default 8000.'),
+          .meta({ default: DC_DEFAULTS.interactTimeoutMs })
+          .describe('How long to wait (milliseconds) for the answer.'),
         wait_for_prompt: z
           .boolean()
           .optional()
           .meta({ default: true })
-          .describe('Wait for the answer (true, default) or return as soon as the input is sent (false).'),
+          .describe('Wait for the answer (true) or return as soon as the input is sent (false).'),
         verbose_timing: verboseTiming,
       }),
       output: { ...DcResultShape, ...TEXT_SHAPE },
@@ -265,7 +265,7 @@ function tools(service: ConchService) {
       async run(args, { call }) {
         const info = commandByPid(service, args.pid);
         const wait = args.wait_for_prompt !== false;
-        const waitS = wait ? runtimeS(args.timeout_ms ?? 8000) : 0;
+        const waitS = wait ? runtimeS(args.timeout_ms ?? DC_DEFAULTS.interactTimeoutMs) : 0;
         const text = args.input.endsWith('\n') ? args.input.slice(0, -1) : args.input;
         const result = await service.respond(
           { command_id: info.command_id, text, enter: true, pause_timeout: waitS, total_timeout: waitS },

@@ -13,6 +13,7 @@ import type { CommandResult } from '@conch/core';
 import type { ConchService } from '@conch/service';
 import * as z from 'zod';
 import { serviceCall } from '../call-context.js';
+import { zodParameter } from '../parameter-schemas.js';
 import { SessionSchema } from '../schemas.js';
 import { type CompatProfile, defineTool, jsonText, sessionForShell } from './profile.js';
 
@@ -39,46 +40,42 @@ function interminalResult(result: CommandResult) {
   };
 }
 
-const SESSION_ID = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe('Session to use (from create_local, connect_ssh or list_sessions).');
-const COMMAND_ID = z.string().min(1).max(200).describe('The command_id of a partial result.');
+/** interminal's own defaults of its waits (the same numbers as conch's built-in ones, fixed here). */
+const WAIT_DEFAULTS = { pause_timeout: 9, total_timeout: 20 } as const;
 
-function waits(service: ConchService) {
-  const maxT = service.limits.maxTimeoutS;
+/** The tables' parameters under interminal's words and defaults. */
+function params(service: ConchService) {
   return {
-    pause_timeout: z
-      .number()
-      .min(0)
-      .max(maxT)
-      .optional()
-      .meta({ default: 9 })
-      .describe(
-        `Seconds of output SILENCE after which the call returns "partial". Default 9, at most ${maxT}.`,
-      ),
-    total_timeout: z
-      .number()
-      .min(0)
-      .max(maxT)
-      .optional()
-      .meta({ default: 20 })
-      .describe(
-        `Seconds after which the call returns "partial" while output keeps streaming. Default 20, at most ${maxT}.`,
-      ),
+    session_id: zodParameter('execute', 'session_id', service, {
+      description: 'Session to use (from create_local, connect_ssh or list_sessions).',
+    }),
+    command_id: zodParameter('read_output', 'command_id', service, {
+      description: 'The command_id of a partial result.',
+    }),
+    pause_timeout: zodParameter('execute', 'pause_timeout', service, {
+      default: WAIT_DEFAULTS.pause_timeout,
+      description: 'Seconds of output SILENCE after which the call returns "partial".',
+    }),
+    total_timeout: zodParameter('execute', 'total_timeout', service, {
+      default: WAIT_DEFAULTS.total_timeout,
+      description: 'Seconds after which the call returns "partial" while output keeps streaming.',
+    }),
   };
 }
+
+/** send_control's key when the call names none (interminal's default). */
+const DEFAULT_KEY = 'ctrl+c';
 
 const PARTIAL_DOC =
   'Result: {status:"completed", output, exit_code} when the command ended, or {status:"partial", output, command_id} while it ' +
   'still runs (continue with read_output, answer prompts with respond, press keys with send_control).';
 
 function tools(service: ConchService) {
-  const w = waits(service);
+  const p = params(service);
+  const w = { pause_timeout: p.pause_timeout, total_timeout: p.total_timeout };
   const timing = (a: { pause_timeout?: number | undefined; total_timeout?: number | undefined }) => ({
-    pause_timeout: a.pause_timeout ?? 9,
-    total_timeout: a.total_timeout ?? 20,
+    pause_timeout: a.pause_timeout ?? WAIT_DEFAULTS.pause_timeout,
+    total_timeout: a.total_timeout ?? WAIT_DEFAULTS.total_timeout,
   });
   return [
     defineTool({
@@ -87,17 +84,15 @@ function tools(service: ConchService) {
       description:
         'Open a persistent local shell session (a terminal tab: cd, export and venvs persist). Returns the session with its session_id.',
       input: z.strictObject({
-        shell: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("Shell to start. Default: the user's login shell, else /bin/bash."),
-        cwd: z
-          .string()
-          .min(1)
-          .optional()
-          .describe("Starting directory. Default: the server's working directory."),
-        name: z.string().min(1).max(100).optional().describe('A label shown by list_sessions.'),
+        shell: zodParameter('create_local', 'shell', service, {
+          description: "Shell to start. Default: the user's login shell, else /bin/bash.",
+        }),
+        cwd: zodParameter('create_local', 'cwd', service, {
+          description: "Starting directory. Default: the server's working directory.",
+        }),
+        name: zodParameter('create_local', 'name', service, {
+          description: 'A label shown by list_sessions.',
+        }),
       }),
       output: SessionSchema.shape,
       annotations: {
@@ -123,13 +118,11 @@ function tools(service: ConchService) {
         `partial command keeps running. ${PARTIAL_DOC} Without session_id it runs in the local "default" session (or, with shell, in ` +
         'a local session of that shell). conch adds: output is bounded and the full log kept; a policy may refuse a command.',
       input: z.strictObject({
-        command: z.string().min(1).max(100_000).describe('The command to run.'),
-        session_id: SESSION_ID.optional(),
-        shell: z
-          .string()
-          .min(1)
-          .optional()
-          .describe('Without session_id: run in a local session of this shell (created on first use).'),
+        command: zodParameter('execute', 'command', service, { description: 'The command to run.' }),
+        session_id: p.session_id,
+        shell: zodParameter('create_local', 'shell', service, {
+          description: 'Without session_id: run in a local session of this shell (created on first use).',
+        }),
         ...w,
       }),
       output: ResultShape,
@@ -148,7 +141,7 @@ function tools(service: ConchService) {
       name: 'read_output',
       title: 'Read more output',
       description: `Wait for and return the new output of a partial command (same waiting as execute). ${PARTIAL_DOC}`,
-      input: z.strictObject({ command_id: COMMAND_ID, ...w }),
+      input: z.strictObject({ command_id: p.command_id, ...w }),
       output: ResultShape,
       annotations: {
         readOnlyHint: true,
@@ -167,8 +160,10 @@ function tools(service: ConchService) {
       title: 'Answer a prompt',
       description: `Type text and Enter into a command waiting for input, then wait like execute. ${PARTIAL_DOC}`,
       input: z.strictObject({
-        command_id: COMMAND_ID,
-        text: z.string().max(100_000).describe('The text to type; Enter is pressed after it.'),
+        command_id: p.command_id,
+        text: zodParameter('respond', 'text', service, {
+          description: 'The text to type; Enter is pressed after it.',
+        }),
         ...w,
       }),
       output: ResultShape,
@@ -187,14 +182,12 @@ function tools(service: ConchService) {
       title: 'Press a control key',
       description: `Press a key in a running command's terminal (default ctrl+c; also esc, q, tab, arrows, ctrl+d…), then wait like execute. ${PARTIAL_DOC}`,
       input: z.strictObject({
-        command_id: COMMAND_ID,
-        signal: z
-          .string()
-          .min(1)
-          .max(50)
-          .optional()
-          .meta({ default: 'ctrl+c' })
-          .describe('The key to press, e.g. "ctrl+c" (default), "ctrl+d", "esc", "q".'),
+        command_id: p.command_id,
+        signal: zodParameter('send_control', 'key', service, {
+          required: false,
+          default: DEFAULT_KEY,
+          description: 'The key to press, e.g. "ctrl+c", "ctrl+d", "esc", "q".',
+        }),
         ...w,
       }),
       output: ResultShape,
@@ -207,7 +200,7 @@ function tools(service: ConchService) {
       run: async (args, { call }) =>
         interminalResult(
           await service.sendControl(
-            { command_id: args.command_id, key: args.signal ?? 'ctrl+c', ...timing(args) },
+            { command_id: args.command_id, key: args.signal ?? DEFAULT_KEY, ...timing(args) },
             serviceCall(call),
           ),
         ),
@@ -229,7 +222,11 @@ function tools(service: ConchService) {
       title: 'Close a session',
       description:
         'Close a session (local or SSH): its shell and everything still running in it are stopped.',
-      input: z.strictObject({ session_id: SESSION_ID }),
+      input: z.strictObject({
+        session_id: zodParameter('close_session', 'session_id', service, {
+          description: 'The session to close (from create_local, connect_ssh or list_sessions).',
+        }),
+      }),
       output: {
         status: z.literal('disconnected'),
         session_id: z.string(),

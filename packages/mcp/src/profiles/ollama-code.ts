@@ -16,6 +16,7 @@ import { constants } from 'node:os';
 import type { ConchService } from '@conch/service';
 import * as z from 'zod';
 import { serviceCall } from '../call-context.js';
+import { zodParameter } from '../parameter-schemas.js';
 import { type CompatProfile, defineTool, inProjectRoot, processOf } from './profile.js';
 
 /** How long a foreground command may run before it is stopped (the original's default, 5 minutes). */
@@ -76,26 +77,21 @@ function tools(service: ConchService) {
         'the Error line says why; exported variables persist between calls; a command policy (tools.core / tools.exclude) may ' +
         'refuse a command (nothing ran).',
       input: z.strictObject({
-        command: z.string().min(1).max(100_000).describe('Exact bash command to execute.'),
+        command: zodParameter('execute', 'command', service, {
+          description: 'Exact bash command to execute.',
+        }),
         description: z
           .string()
           .max(1000)
           .optional()
           .describe('Brief description of the command for the user (not run, not logged).'),
-        directory: z
-          .string()
-          .min(1)
-          .optional()
-          .describe(
+        directory: zodParameter('execute', 'cwd', service, {
+          description:
             'Directory to run the command in, relative to the project root. Default: the project root.',
-          ),
-        is_background: z
-          .boolean()
-          .optional()
-          .meta({ default: false })
-          .describe(
-            'Run it in the background (servers, watchers): returns at once with its PID. Default false.',
-          ),
+        }),
+        is_background: zodParameter('execute', 'background', service, {
+          description: 'Run it in the background (servers, watchers): returns at once with its PID.',
+        }),
       }),
       output: {
         command: z.string(),
