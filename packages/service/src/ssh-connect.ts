@@ -193,11 +193,11 @@ export async function connectSshSession(
       ...(params.password === undefined ? {} : { password: params.password }),
       ...(params.private_key_path === undefined ? {} : { privateKeyPath: params.private_key_path }),
       ...(params.passphrase === undefined ? {} : { passphrase: params.passphrase }),
-      useAgent: params.use_agent ?? true,
+      ...(params.use_agent === undefined ? {} : { useAgent: params.use_agent }),
       hostKeyPolicy: policy,
       ...(knownHostsPath === undefined ? {} : { knownHostsPath }),
-      connectTimeoutS: params.connect_timeout ?? 20,
-      keepaliveIntervalS: params.keepalive_interval ?? 15,
+      ...(params.connect_timeout === undefined ? {} : { connectTimeoutS: params.connect_timeout }),
+      ...(params.keepalive_interval === undefined ? {} : { keepaliveIntervalS: params.keepalive_interval }),
       allowedPolicies: allowed,
       ...(ask
         ? {
