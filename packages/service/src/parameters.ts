@@ -28,7 +28,10 @@ export interface ParameterDefinition extends ParameterRule {
 }
 
 /** A parameter under the core rule `rule`, with its description (and whether it is required or secret). */
-function param<R extends RuledParameter, E extends { required?: true; writeOnly?: true } = {}>(
+function param<
+  R extends RuledParameter,
+  E extends { required?: true; writeOnly?: true } = Record<never, never>,
+>(
   rule: R,
   description: Configured<string>,
   extra?: E,
