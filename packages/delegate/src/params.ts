@@ -28,9 +28,7 @@ export const delegateTaskInput = z.strictObject({
     .string()
     .regex(/^[^/]+\/.+$/, 'must be "provider/model"')
     .optional()
-    .describe(
-      '"provider/model" (split at the first "/"), e.g. "anthropic/claude-sonnet-4-5". Default: OpenCode\'s configured model.',
-    ),
+    .describe('"provider/model", e.g. "anthropic/claude-sonnet-4-5". Default: OpenCode\'s configured model.'),
   agent: z
     .enum(DELEGATE_AGENTS)
     .default(DEFAULT_DELEGATE_AGENT)

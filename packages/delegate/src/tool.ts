@@ -10,7 +10,7 @@ export const DELEGATE_TOOL_NAME = 'delegate_task';
 
 /** The tool's description (what a model reads). */
 export const DELEGATE_TOOL_DESCRIPTION = [
-  'Hand a whole coding task to OpenCode (another coding agent); get back its answer, steps, files changed and a',
+  'Hand a whole coding task to OpenCode; get back its answer, steps, files changed and a',
   'session_id to continue. agent "build" may edit files in dir; "plan" and "explore" are read-only. Anything',
   'needing permission (e.g. writing outside dir) is refused, never waited on. Aborted after timeout_s; one task',
   'at a time per session_id.',

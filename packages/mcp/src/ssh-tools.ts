@@ -63,13 +63,11 @@ function registerConnectSsh(
     title: 'Open an SSH shell session on another machine',
     description:
       'Open a persistent shell session on a remote host over SSH: its session_id works with every command tool ' +
-      'exactly like a local one. Use it instead of "ssh" inside execute (which hangs on prompts). Auth tries ' +
-      'private_key_path, the ssh-agent, default identity files, then password. The host key is checked against ' +
-      'known_hosts BEFORE any credential is sent; a changed key is always ' +
-      `refused. host_key_policy default "${defaultPolicy}"; this server allows ${allowed.join(', ')}` +
+      'exactly like a local one. Use it instead of "ssh" inside execute (which hangs on prompts). The host key ' +
+      'is checked against known_hosts BEFORE any credential is sent; a changed key is always ' +
+      `refused. Host key policies: this server allows ${allowed.join(', ')}` +
       `${forbidden.length > 0 ? ` (forbidden: ${forbidden.join(', ')})` : ''}. ` +
-      'A dead connection shows state "lost" in list_sessions (its commands fail with SESSION_LOST): connect again. ' +
-      'Errors: SSH_UNREACHABLE, SSH_AUTH_FAILED, SSH_HOST_KEY_REJECTED.',
+      'A dead connection shows state "lost" (its commands fail with SESSION_LOST): connect again.',
     input: z.strictObject({
       ...zodShapeFor('connect_ssh', service),
       host_key_policy: zodParameter('connect_ssh', 'host_key_policy', service, {

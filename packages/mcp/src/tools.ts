@@ -64,7 +64,7 @@ export interface DefaultToolsContext {
 
 /** The CommandResult paragraph: said once, in execute; the other command tools point to it. */
 const COMMAND_RESULT_DOC =
-  'Result (CommandResult, also of read_output, respond and send_control): status "completed" (exit_code, cwd) ' +
+  'Result (CommandResult): status "completed" (exit_code, cwd) ' +
   'or "partial"; reason = why the call returned; output = the text since the previous call, cut over budget ' +
   'with a notice; past 64 KiB of output, output_info.log_path names the full log.';
 
@@ -83,8 +83,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'Run a shell command',
       description:
         'Run a shell command in a persistent terminal session (cd, export, venvs persist) and wait for it. Returns ' +
-        'when it ends, or earlier as "partial" (silent for pause_timeout, streaming past total_timeout, `until` ' +
-        'matched, or waiting for input). A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
+        'when it ends, or earlier as "partial" (silence, total_timeout, `until`, or a prompt). A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
         'it), answer prompts with respond, press keys with send_control, stop it with kill_process. For servers and ' +
         'watchers use background:true (returns after ~0.3 s) instead of a trailing & or nohup, whose output leaks ' +
         'into later results. In a busy session it runs isolated (its cd/export do not persist). ' +
@@ -105,7 +104,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       name: 'read_output',
       title: "Read a command's output",
       description:
-        'More output of a command, by command_id: use it, not a new execute, to follow a partial or background ' +
+        'More output of a command: use it, not a new execute, to follow a partial or background ' +
         'command. Waits like execute; returns the text since the previous waiting call. offset/length page the ' +
         'full log at once, without moving that cursor (offset < 0 = the last lines); filter (RE2) returns matching ' +
         'lines, numbered. view "screen" answers at once (unless pause_timeout or until is given) with the rendered ' +
@@ -133,9 +132,8 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       name: 'respond',
       title: 'Type an answer into a running command',
       description:
-        'Type text and Enter into a command that waits for input (awaiting_input: a prompt, password, REPL, ' +
-        'yes/no), then wait like execute. secret:true for passwords: masked in all output and logs. For keys (ctrl+c, esc, arrows, q) use send_control. COMMAND_FINISHED if it already ' +
-        `ended. ${SAME_RESULT}`,
+        'Type text and Enter into a command awaiting input (a prompt, password, REPL), then wait like execute. secret:true for passwords: masked in all output and logs. For keys (ctrl+c, esc, arrows, q) use send_control. ' +
+        SAME_RESULT,
       input: z.strictObject(zodShapeFor('respond', service)),
       output: CommandResultShape,
       outputDescribedBy: 'execute',
@@ -154,8 +152,8 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'Press keys in a running command',
       description:
         "Press keys in a running command's terminal, then wait like execute: ctrl+c to interrupt, ctrl+d for EOF, " +
-        'q or space in a pager, esc/arrows/tab/f1-f12 in full-screen programs. key: one name or an array pressed ' +
-        `in order; with an unknown name nothing is sent. To type words, use respond. ${SAME_RESULT}`,
+        'q or space in a pager, esc/arrows/tab/f1-f12 in full-screen programs. To type words, use respond. ' +
+        SAME_RESULT,
       input: z.strictObject(zodShapeFor('send_control', service)),
       output: CommandResultShape,
       outputDescribedBy: 'execute',
@@ -173,8 +171,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       name: 'list_processes',
       title: 'List commands and background processes',
       description:
-        'List the commands this server started (foreground, isolated, background) with command_id, pid, state ' +
-        'and exit_code: to find the id of background work or see what still runs. Ended commands stay listed for ' +
+        'List the commands this server started and their state: to find the id of background work or see what still runs. Ended commands stay listed for ' +
         '30 min (newest 200); one that left processes running lists them as escaped_pids. Read-only.',
       input: z.strictObject(zodShapeFor('list_processes', service)),
       output: ListProcessesShape,
@@ -195,7 +192,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
         'Stop a command and everything it started: its process group, descendants and every process carrying its ' +
         'command id (double forks, setsid daemons, & jobs; also after the command itself ended: see escaped_pids); ' +
         'SIGKILL after grace_s; reports survivors. The session stays usable. To let a program clean up, try ' +
-        'send_control ctrl+c first. result: killed | already_exited | stop_unconfirmed.',
+        'send_control ctrl+c first.',
       input: z.strictObject(zodShapeFor('kill_process', service)),
       output: KillResultShape,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
@@ -213,8 +210,8 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'Open a new local shell session',
       description:
         'Open another local shell session (own cwd, env, shell) and return its session_id. Usually unnecessary: ' +
-        'commands without session_id use the "default" session. Use it for separate state (directory, venv, env), ' +
-        `another shell, or foreground commands side by side. Limit: ${limits.maxSessions} sessions ` +
+        'commands without session_id use the "default" session. Use it for separate state (directory, venv, env) ' +
+        `or another shell. Limit: ${limits.maxSessions} sessions ` +
         '(close_session frees one).',
       input: z.strictObject(zodShapeFor('create_local', service)),
       output: SessionSchema.shape,
@@ -237,7 +234,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       name: 'list_sessions',
       title: 'List shell sessions',
       description:
-        'List the shell sessions (session_id, name, state, cwd, shell, command ids). state: idle; ' +
+        'List the shell sessions and their state: idle; ' +
         'busy (a foreground command runs: a new execute there runs isolated); closed (its shell exited: the next ' +
         'command gets SESSION_CLOSED, except in "default", which the next command recreates with a new shell); ' +
         'lost (connection gone). Read-only.',
@@ -257,7 +254,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       name: 'close_session',
       title: 'Close a shell session',
       description:
-        'Close a session: kill everything it started (foreground, isolated and background commands, whole trees) ' +
+        'Close a session: kill everything it started (every command, whole trees) ' +
         'and its shell, and forget its command ids. Closing "default" resets it: the next command without ' +
         'session_id gets a fresh one.',
       input: z.strictObject(zodShapeFor('close_session', service)),
@@ -277,8 +274,8 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'Check a command against the policy',
       description:
         "Ask whether the operator's command policy allows a command, without running it: before execute when " +
-        'unsure, or to understand POLICY_DENIED. Returns decision allow | deny, reason, and each simple command ' +
-        'found (pipelines, lists, $(...)) with its verdict and rule. With no policy everything is allowed. Read-only.',
+        'unsure, or to understand POLICY_DENIED. Returns allow | deny, the reason, and each simple ' +
+        "command's verdict and rule. With no policy everything is allowed. Read-only.",
       input: z.strictObject(zodShapeFor('check_command', service)),
       output: PolicyDecisionShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -182,7 +182,7 @@ export const VERB_PARAMETERS = {
       values: HOST_KEY_POLICIES,
       // The default and the allowed subset are the operator's (SshSettings): the face adds them.
       description:
-        'For an UNKNOWN host key (a changed one is always refused): ask the person (refused if unable), accept-new records it, strict refuses, insecure accepts unverified.',
+        'For an UNKNOWN host key: ask the person (refused if unable), accept-new records it, strict refuses, insecure accepts unverified.',
     },
     known_hosts_path: param(
       'known_hosts_path',
