@@ -49,14 +49,8 @@ async function elicitConfirmation(
  * request, and (given the server) `ask` through elicitation when the client can answer it.
  */
 export function serviceCall(call: CallContext, server?: McpServer): ServiceCallContext {
-  const { signal, onProgress, vocabulary } = call;
-  const context: ServiceCallContext = {
-    ...(signal ? { signal } : {}),
-    ...(onProgress ? { progress: onProgress } : {}),
-    ...(vocabulary ? { vocabulary } : {}),
-  };
-  if (server === undefined) return context;
-  if (!clientCanElicit(server)) return { ...context, cannotAsk: CANNOT_ELICIT };
-  const abort = signal instanceof AbortSignal ? signal : undefined;
-  return { ...context, ask: (question) => elicitConfirmation(server, question, abort) };
+  if (server === undefined) return call;
+  if (!clientCanElicit(server)) return { ...call, cannotAsk: CANNOT_ELICIT };
+  const abort = call.signal instanceof AbortSignal ? call.signal : undefined;
+  return { ...call, ask: (question) => elicitConfirmation(server, question, abort) };
 }

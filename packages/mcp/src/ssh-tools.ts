@@ -56,7 +56,6 @@ function registerConnectSsh(
   allowed: readonly HostKeyPolicy[],
   defaultPolicy: HostKeyPolicy,
 ) {
-  const { limits } = service;
   const forbidden = HOST_KEY_POLICIES.filter((p) => !allowed.includes(p));
   registerTool({
     name: 'connect_ssh',

@@ -4,13 +4,7 @@
  * elicitation), the CLI from its terminal (ctrl+c, a spinner, a TTY prompt).
  */
 
-import type { AbortSignalLike, CallContext, Vocabulary } from '@conch/core';
-
-/** Progress while a call waits: the time spent and the newest output line. */
-export interface ProgressInfo {
-  elapsed_ms: number;
-  message: string;
-}
+import type { CallContext } from '@conch/core';
 
 /** A yes/no question for the person at the face (e.g. whether to trust an unknown SSH host key). */
 export interface ServiceQuestion {
@@ -24,29 +18,15 @@ export interface ServiceQuestion {
   timeoutMs: number;
 }
 
-/** What a face passes to each verb besides its parameters. */
-export interface ServiceCallContext {
-  /** Aborting ends the call's wait (a command keeps running; a connection attempt stops). */
-  signal?: AbortSignalLike;
-  /** Called while the call waits (at least every 2 s for the command verbs). */
-  progress?(info: ProgressInfo): void;
+/**
+ * What a face passes to each verb besides its parameters: the engine's call context (`signal`, which ends
+ * the wait while a command keeps running and stops a connection attempt; `onProgress`, called at least
+ * every 2 s while a command verb waits; `vocabulary`, the face's words for the verbs in the texts the
+ * engine writes into results), plus a way to ask the person.
+ */
+export interface ServiceCallContext extends CallContext {
   /** Asks the person; resolves true only for an explicit yes. Absent when nobody can be asked. */
   ask?(question: ServiceQuestion): Promise<boolean>;
   /** Why nobody can be asked when `ask` is absent, in the face's words (ends a sentence). */
   cannotAsk?: string;
-  /**
-   * How the face names the operations, for the texts the engine writes into results (the omission
-   * notice's paging operation). Default: the verbs themselves.
-   */
-  vocabulary?: Vocabulary;
-}
-
-/** The engine's call context (cancellation and progress) of a service call context. */
-export function engineCall(context: ServiceCallContext): CallContext {
-  const { signal, progress, vocabulary } = context;
-  return {
-    ...(signal ? { signal } : {}),
-    ...(progress ? { onProgress: (info: ProgressInfo) => progress(info) } : {}),
-    ...(vocabulary ? { vocabulary } : {}),
-  };
 }

@@ -6,12 +6,7 @@
  */
 
 /** What a face passes to each verb besides its parameters: cancellation, progress, asking the person. */
-export {
-  engineCall,
-  type ProgressInfo,
-  type ServiceCallContext,
-  type ServiceQuestion,
-} from './call-context.js';
+export type { ServiceCallContext, ServiceQuestion } from './call-context.js';
 
 /** The command line flags of the server faces (`conch-mcp`, `conch mcp`) and their parser. */
 export {

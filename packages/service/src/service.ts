@@ -37,7 +37,7 @@ import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } 
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import { connectSsh, type HostKeyPolicy } from '@conch/ssh';
-import { engineCall, type ServiceCallContext } from './call-context.js';
+import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
 import { type Logger, silentLogger } from './logger.js';
@@ -128,22 +128,22 @@ export class ConchService {
 
   /** Runs a command and waits for it (`execute`). */
   execute(params: ExecuteRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
-    return this.#manager.execute(defined(params), engineCall(context));
+    return this.#manager.execute(defined(params), context);
   }
 
   /** More output of a command, or a page of its log (`read_output`). */
   readOutput(params: ReadOutputRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
-    return this.#manager.readOutput(defined(params), engineCall(context));
+    return this.#manager.readOutput(defined(params), context);
   }
 
   /** Types into a running command, then waits (`respond`). */
   respond(params: RespondRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
-    return this.#manager.respond(defined(params), engineCall(context));
+    return this.#manager.respond(defined(params), context);
   }
 
   /** Presses keys in a running command, then waits (`send_control`). */
   sendControl(params: SendControlRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
-    return this.#manager.sendControl(defined(params), engineCall(context));
+    return this.#manager.sendControl(defined(params), context);
   }
 
   /** The commands started, with the pids that escaped their ended commands (`list_processes`). */
@@ -204,7 +204,7 @@ export class ConchService {
         }),
       );
     }
-    return this.#delegator.delegate(params, engineCall(context));
+    return this.#delegator.delegate(params, context);
   }
 
   /** A command's output as bytes from an absolute byte offset, without waiting (the byte-stream profiles). */
