@@ -1,6 +1,7 @@
 // The parent side of alt-worker.mjs: forks it (a clean process with no conch state in it) and asks it to
 // run and time one alternative at a time. `run(kind, cmd)` resolves to the worker's reply
-// `{ ms, bytes? }`; `close()` stops the worker and everything it started.
+// `{ ms, bytes? }`; `timeMany(kind, cmd, n)` to the times of n runs made back to back in the worker;
+// `close()` stops the worker and everything it started.
 
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -25,12 +26,12 @@ export function startAltWorker(cwd) {
     for (const p of pending.values()) p.reject(new Error('the worker exited'));
     pending.clear();
   });
-  const run = (kind, cmd, capMs = 30_000) =>
+  const run = (kind, cmd, capMs = 30_000, repeat = 1) =>
     withCap(
       new Promise((resolve, reject) => {
         const id = nextId++;
         pending.set(id, { resolve, reject });
-        worker.send({ id, kind, cmd });
+        worker.send({ id, kind, cmd, repeat });
       }),
       capMs,
       `${kind} ${cmd}`,
@@ -40,6 +41,8 @@ export function startAltWorker(cwd) {
     run,
     /** The worker's own timing of one run, in ms. */
     time: async (kind, cmd) => (await run(kind, cmd)).ms,
+    /** The worker's own timings of `n` runs made one right after another ("warm"), in ms. */
+    timeMany: async (kind, cmd, n) => (await run(kind, cmd, 30_000, n)).samples ?? [],
     close: async () => {
       await withCap(run('close', ''), 5000, 'worker close').catch(() => undefined);
       if (worker.pid) killTree(worker.pid);

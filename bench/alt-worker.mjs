@@ -1,9 +1,15 @@
-// Child of round-trip.mjs: runs the no-session alternatives in a clean process (no conch engine state
-// in it, which would otherwise slow its spawns), timing each one itself. Messages from the parent:
-// { id, kind: 'nodePtySpawn' | 'childProcessSpawn' | 'liveBash' | 'liveBashNoEdit' | 'ptyDrain', cmd };
-// replies { id, ms } (ptyDrain: also `bytes`, with `cmd` the byte count) or { id, error }.
+// Child of round-trip.mjs and targets.mjs: runs the no-session alternatives and the floors in a clean
+// process (no conch engine state in it, which would otherwise slow its spawns), timing each one itself.
+// Messages from the parent:
+// { id, kind: 'nodePtySpawn' | 'childProcessSpawn' | 'liveBash' | 'liveBashNoEdit' | 'pipeFloor' | 'ptyDrain',
+//   cmd, repeat? };
+// replies { id, ms } (ptyDrain: also `bytes`, with `cmd` the byte count) or { id, error }. With
+// `repeat` n > 1 the run is made n times back to back ("warm") and the reply also carries `samples`, the n
+// times in ms.
 
 import { spawn as spawnChild } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import pty from 'node-pty';
 
 const BASH = '/bin/bash';
@@ -103,14 +109,60 @@ function liveBash(editing = true) {
   };
 }
 
-process.on('message', async ({ id, kind, cmd }) => {
+/**
+ * The pipe floor: a node process running pipe-echo.mjs, sent a JSON-RPC `tools/call` request as one line
+ * on its stdin and answering one line on its stdout; no SDK, no shell.
+ */
+let pipe;
+function pipeFloor() {
+  const child = spawnChild(
+    process.execPath,
+    [join(dirname(fileURLToPath(import.meta.url)), 'pipe-echo.mjs')],
+    { cwd, env, stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  child.stdout.setEncoding('utf8');
+  let buf = '';
+  let waiter = null;
+  let nextId = 0;
+  child.stdout.on('data', (d) => {
+    buf += d;
+    const nl = buf.indexOf('\n');
+    if (nl < 0) return;
+    const reply = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    const w = waiter;
+    waiter = null;
+    w?.(reply);
+  });
+  return {
+    run: async (cmd) => {
+      const id = ++nextId;
+      const reply = await new Promise((resolve) => {
+        waiter = resolve;
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'execute', arguments: { command: cmd } } })}\n`,
+        );
+      });
+      if (reply.id !== id) throw new Error(`pipe floor: reply ${reply.id} to request ${id}`);
+    },
+    close: () => child.kill('SIGKILL'),
+  };
+}
+
+function closeAll() {
+  live?.close();
+  liveNoEdit?.close();
+  pipe?.close();
+}
+
+process.on('message', async ({ id, kind, cmd, repeat }) => {
   try {
     if (kind === 'close') {
-      live?.close();
-      liveNoEdit?.close();
+      closeAll();
       process.send({ id, ms: 0 }, () => process.exit(0));
       return;
     }
+    if (kind === 'pipeFloor' && !pipe) pipe = pipeFloor();
     if (kind === 'liveBash' && !live) {
       live = liveBash(true);
       await live.ready;
@@ -132,16 +184,21 @@ process.on('message', async ({ id, kind, cmd }) => {
           ? childSpawn
           : kind === 'liveBashNoEdit'
             ? (c) => liveNoEdit.run(c)
-            : (c) => live.run(c);
-    const t0 = performance.now();
-    await run(cmd);
-    process.send({ id, ms: performance.now() - t0 });
+            : kind === 'pipeFloor'
+              ? (c) => pipe.run(c)
+              : (c) => live.run(c);
+    const samples = [];
+    for (let i = 0; i < Math.max(1, repeat ?? 1); i++) {
+      const t0 = performance.now();
+      await run(cmd);
+      samples.push(performance.now() - t0);
+    }
+    process.send(repeat > 1 ? { id, ms: samples[0], samples } : { id, ms: samples[0] });
   } catch (error) {
     process.send({ id, error: error instanceof Error ? error.message : String(error) });
   }
 });
 process.on('disconnect', () => {
-  live?.close();
-  liveNoEdit?.close();
+  closeAll();
   process.exit(0);
 });

@@ -69,12 +69,17 @@ export function ms(x) {
   return x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3);
 }
 
-/** A plain-text table: first column left-aligned, the rest right-aligned. */
-export function table(headers, rows) {
+/**
+ * A plain-text table. `align` has one letter per column, `l` (left) or `r` (right); by default the first
+ * column is left-aligned and the rest right-aligned.
+ */
+export function table(headers, rows, align = `l${'r'.repeat(headers.length - 1)}`) {
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i] ?? '').length)));
   const line = (cells) =>
     cells
-      .map((c, i) => (i === 0 ? String(c ?? '').padEnd(widths[i]) : String(c ?? '').padStart(widths[i])))
+      .map((c, i) =>
+        align[i] === 'l' ? String(c ?? '').padEnd(widths[i]) : String(c ?? '').padStart(widths[i]),
+      )
       .join('  ')
       .trimEnd();
   return [line(headers), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
@@ -150,6 +155,26 @@ export async function sampleInterleaved(
       const t0 = performance.now();
       const own = await candidates[name]();
       out[name].push(typeof own === 'number' ? own : performance.now() - t0);
+    }
+  }
+  return out;
+}
+
+/**
+ * Back-to-back ("warm") samples of several candidates: in each of `blocks` rounds every candidate, in a
+ * rotating order, makes `block` + 1 calls one right after another, and the first of them (which follows
+ * the other candidates' work, so is cold) is dropped. Each candidate is `async (n) => samples`: it makes n
+ * calls back to back and returns their times in ms (so that a candidate timed in another process makes
+ * its calls there without a message in between). Returns `{ name: samples }`.
+ */
+export async function sampleBackToBack(candidates, { blocks = 10, block = 20 } = {}) {
+  const names = Object.keys(candidates);
+  const out = Object.fromEntries(names.map((n) => [n, []]));
+  for (let round = 0; round < blocks; round++) {
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length];
+      const samples = await candidates[name](block + 1);
+      out[name].push(...samples.slice(1));
     }
   }
   return out;

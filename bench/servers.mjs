@@ -19,6 +19,7 @@ import {
   withCap,
 } from './lib.mjs';
 
+const NOOP_MCP_BIN = join(BENCH_DIR, 'noop-mcp-server.mjs');
 const MCP_COMMANDS_BIN = join(BENCH_DIR, 'node_modules', 'mcp-server-commands', 'build', 'index.js');
 const DESKTOP_COMMANDER_BIN = join(
   BENCH_DIR,
@@ -125,6 +126,28 @@ export function serverDefs(dir) {
       ok: (r) => !r.isError && /\bhi\b/.test(resultText(r)),
     },
   ];
+}
+
+/**
+ * The MCP floor (noop-mcp-server.mjs): a plain SDK `McpServer` whose tool `execute {command}` runs nothing
+ * and answers one line; with the environment and cwd of `base` (conch-mcp's definition). `floor: true`
+ * marks a candidate that can only answer `execute` (no shell behind it).
+ */
+export function mcpFloorDef(base, name) {
+  return {
+    name,
+    floor: true,
+    note: 'no shell: what any tool call over MCP stdio with the same SDK costs',
+    available: existsSync(NOOP_MCP_BIN),
+    missing: `${NOOP_MCP_BIN} is missing`,
+    command: process.execPath,
+    args: [NOOP_MCP_BIN],
+    cwd: base.cwd,
+    env: base.env,
+    tool: 'execute',
+    run: (command) => ({ command }),
+    ok: (r) => !r.isError,
+  };
 }
 
 /**

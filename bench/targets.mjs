@@ -1,15 +1,21 @@
 // The speed targets of conch-mcp, measured over MCP stdio in one run, side by side with the alternatives
 // and the floors, as ratios (docs/performance.md):
 //   1. `execute true` round trip: conch-mcp with an empty HOME and with a stock ~/.bashrc, the other MCP
-//      servers, and the floors (a live bash in node-pty answering `true; printf MARK` with readline off and
-//      on, a `bash -c true` spawned per call via node-pty and via child_process);
+//      servers, and the floors: the MCP floor (a no-op tool on a plain SDK McpServer, noop-mcp-server.mjs,
+//      called by the same SDK client), the pipe floor (a JSON line to another node process and one back,
+//      no SDK, no shell), a live bash in node-pty answering `true; printf MARK` with readline off (the
+//      live-bash floor) and on, a `bash -c true` spawned per call via node-pty and via child_process.
+//      Measured "cold" in rotating rounds (each candidate idle while the others run, as between an agent's
+//      calls) and "warm" (calls back to back) for conch-mcp and the floors, with conch's overhead over the
+//      MCP and live-bash floors together;
 //   2. exit-to-return: `sleep 0.5`, the call's time beyond the 500 ms the command takes;
 //   3. flood: `yes | head -c 200000000` through conch-mcp against the raw node-pty drain rate measured in
 //      the same run, the server's peak RSS, and another session's `true` while the flood runs;
 //   4. scale: 50 idle sessions (memory per session), then 30 of them sending `true` at the same moment,
 //      over and over;
 //   5. where the time of `execute true` goes: the phases of each call (the client's and the server's
-//      stamps) and the system calls per call of the server and of its shell (strace -c), see phases.mjs.
+//      stamps) for calls back to back and for calls with a 20 ms pause before each, side by side, and the
+//      system calls per call of the server and of its shell (strace -c), see phases.mjs.
 //
 // Usage: node targets.mjs [--quick] [--only=round-trips,scale,flood,phases]
 //        (conch-mcp must be built: apps/mcp-server/dist/bin.js)
@@ -24,6 +30,7 @@ import {
   ms,
   procStatusBytes,
   ratio,
+  sampleBackToBack,
   sampleInterleaved,
   saveSection,
   sleep,
@@ -33,7 +40,7 @@ import {
   withCap,
 } from './lib.mjs';
 import { countSyscalls, cpuMs, INTERVALS, phaseBreakdown, straceUsable, wallNow } from './phases.mjs';
-import { resultText, serverDefs, startServer, stopServer } from './servers.mjs';
+import { mcpFloorDef, resultText, serverDefs, startServer, stopServer } from './servers.mjs';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
 /** `--only=a,b`: run only these phases (names as in {@link main}, spaces as dashes). */
@@ -46,6 +53,9 @@ const FLOOD_BYTES = Number(process.env.CONCH_BENCH_FLOOD_BYTES) || (QUICK ? 50_0
 const FLOOD = `yes | head -c ${FLOOD_BYTES}`;
 const RT_ROUNDS = QUICK ? 60 : 300;
 const RT_MS = QUICK ? 8_000 : 30_000;
+/** Back-to-back ("warm") calls: blocks per candidate, calls kept per block (one more is made and dropped). */
+const WARM_BLOCKS = QUICK ? 6 : 15;
+const WARM_BLOCK = QUICK ? 20 : 40;
 const SLEEP_ROUNDS = QUICK ? 3 : 8;
 const SCALE_SESSIONS = 30;
 const SCALE_ROUNDS = QUICK ? 8 : 30;
@@ -53,16 +63,24 @@ const IDLE_SESSIONS = 50;
 const PROBE_EVERY_MS = 25;
 /** Calls of `execute true` whose phases are stamped, and calls counted by strace. */
 const PHASE_CALLS = QUICK ? 200 : 1000;
+/** The pause before each call of the phases' second pass ("cold" calls, as between an agent's calls). */
+const PAUSE_MS = 20;
+const PAUSED_CALLS = QUICK ? 200 : 600;
 const STRACE_CALLS = QUICK ? 100 : 300;
 /** A candidate slower than this per call is sampled apart, SLOW_ROUNDS times. */
 const SLOW_MS = 100;
 const SLOW_ROUNDS = QUICK ? 3 : 10;
-const TOTAL_CAP_MS = QUICK ? 260_000 : 680_000;
+const TOTAL_CAP_MS = QUICK ? 270_000 : 690_000;
 const MB = 1e6;
 
 const work = tempDir('conch-bench-targets-');
 const defs = serverDefs(work.dir);
 const conchDef = defs.find((d) => d.name === 'conch-mcp');
+/** The candidates that conch's overhead is measured against (names as printed). */
+const CONCH = 'conch-mcp (empty HOME)';
+const MCP_FLOOR = 'no-op tool on the SDK McpServer (MCP floor)';
+const PIPE_FLOOR = 'JSON line over pipes, node to node (pipe floor)';
+const BASH_FLOOR = 'live bash in node-pty, readline off (live-bash floor)';
 const servers = [];
 const skipped = [];
 const conchPids = [];
@@ -155,7 +173,8 @@ function pss(pid) {
 async function roundTrips(alt) {
   const rc = { ...conchDef, name: 'conch-mcp (stock ~/.bashrc)', env: { ...conchDef.env, HOME: rcHome() } };
   const candidates = {};
-  for (const def of [{ ...conchDef, name: 'conch-mcp (empty HOME)' }, rc, ...defs.slice(1)]) {
+  const started = {};
+  for (const def of [{ ...conchDef, name: CONCH }, rc, ...defs.slice(1), mcpFloorDef(conchDef, MCP_FLOOR)]) {
     if (!def.available) {
       skipped.push([def.name, def.missing]);
       continue;
@@ -163,13 +182,15 @@ async function roundTrips(alt) {
     try {
       const s = await start(def);
       await timedCall(s, 'true');
+      started[def.name] = s;
       candidates[def.name] = () => timedCall(s, 'true');
     } catch (error) {
       skipped.push([def.name, error instanceof Error ? error.message : String(error)]);
     }
   }
   const floors = {
-    'live bash in node-pty, readline off (floor)': 'liveBashNoEdit',
+    [PIPE_FLOOR]: 'pipeFloor',
+    [BASH_FLOOR]: 'liveBashNoEdit',
     'live bash in node-pty, readline on': 'liveBash',
     'node-pty spawn bash -c': 'nodePtySpawn',
     'child_process spawn bash -c': 'childProcessSpawn',
@@ -179,6 +200,8 @@ async function roundTrips(alt) {
   // gets its own few rounds after the others.
   const slow = {};
   for (const [name, fn] of Object.entries(candidates)) {
+    // The first call of a floor starts its process (the pipe's other end, the live bash): not timed.
+    await fn();
     const t0 = performance.now();
     await fn();
     if (performance.now() - t0 > SLOW_MS) {
@@ -196,12 +219,28 @@ async function roundTrips(alt) {
     Object.entries({ ...samples, ...slowSamples }).map(([k, v]) => [k, stats(v)]),
   );
 
+  // Warm: the same calls back to back, in blocks per candidate (rotating order); the floors in the worker
+  // make a block's calls there, without a message from this process in between.
+  const timedCalls = (s) => async (n) => {
+    const xs = [];
+    for (let i = 0; i < n; i++) xs.push(await timedCall(s, 'true'));
+    return xs;
+  };
+  const warmCandidates = {};
+  for (const name of [CONCH, MCP_FLOOR])
+    if (started[name] && !slow[name]) warmCandidates[name] = timedCalls(started[name]);
+  warmCandidates[BASH_FLOOR] = (n) => alt.timeMany('liveBashNoEdit', 'true', n);
+  warmCandidates[PIPE_FLOOR] = (n) => alt.timeMany('pipeFloor', 'true', n);
+  const warm = await sampleBackToBack(warmCandidates, { blocks: WARM_BLOCKS, block: WARM_BLOCK });
+  out.warm = Object.fromEntries(Object.entries(warm).map(([k, v]) => [k, stats(v)]));
+  out.overhead = overheadOverFloors();
+
   // Exit-to-return: bash's $EPOCHREALTIME (no fork) stamps the moment `sleep` has exited; the call's
   // return is stamped on the same wall clock here.
   const exitToReturn = {};
   const sleepers = Object.fromEntries(
     servers
-      .filter((s) => s.def.name !== rc.name)
+      .filter((s) => s.def.name !== rc.name && !s.def.floor)
       .map((s) => [
         s.def.name,
         async () => {
@@ -232,6 +271,31 @@ async function roundTrips(alt) {
     await stopServer(s);
     servers.splice(servers.indexOf(s), 1);
   }
+}
+
+/**
+ * conch-mcp's median against the MCP floor plus the live-bash floor (what a call over MCP to a live shell
+ * cannot go below), cold (the rotating rounds) and warm (back to back): the difference and the ratios.
+ */
+function overheadOverFloors() {
+  const mode = (from) => {
+    const conch = from?.[CONCH]?.median;
+    const mcp = from?.[MCP_FLOOR]?.median;
+    const bash = from?.[BASH_FLOOR]?.median;
+    const pipe = from?.[PIPE_FLOOR]?.median;
+    return {
+      conch,
+      mcpFloor: mcp,
+      liveBashFloor: bash,
+      pipeFloor: pipe,
+      floors: mcp + bash,
+      overMs: conch - (mcp + bash),
+      ratioToFloors: conch / (mcp + bash),
+      ratioToMcpFloor: conch / mcp,
+      ratioToLiveBashFloor: conch / bash,
+    };
+  };
+  return { cold: mode(out.roundTrip), warm: mode(out.warm) };
 }
 
 async function flood(alt) {
@@ -341,26 +405,34 @@ async function breakdown() {
   });
   const session = await newSession(server);
   for (let i = 0; i < 20; i++) await conchExecute(server, session, 'true');
-  const calls = [];
   const shellPids = descendants(server.pid);
   const cpuOf = () => ({
     client: process.cpuUsage(),
     server: cpuMs(server.pid),
     shell: shellPids.reduce((sum, pid) => sum + (cpuMs(pid) ?? Number.NaN), 0),
   });
-  const cpu0 = cpuOf();
-  for (let i = 0; i < PHASE_CALLS; i++) {
-    const sent = wallNow();
-    await conchExecute(server, session, 'true');
-    calls.push({ sent, returned: wallNow() });
-  }
-  const cpu1 = cpuOf();
-  const clientUs = process.cpuUsage(cpu0.client);
-  const cpu = {
-    clientMs: (clientUs.user + clientUs.system) / 1000 / PHASE_CALLS,
-    serverMs: (cpu1.server - cpu0.server) / PHASE_CALLS,
-    shellMs: (cpu1.shell - cpu0.shell) / PHASE_CALLS,
+  // Two passes on the same server: calls back to back, then calls with a pause before each (the
+  // server's phase marks of both are in one trace file, matched to the client's calls by time).
+  const pass = async (n, pauseMs) => {
+    const calls = [];
+    const cpu0 = cpuOf();
+    for (let i = 0; i < n; i++) {
+      if (pauseMs) await sleep(pauseMs);
+      const sent = wallNow();
+      await conchExecute(server, session, 'true');
+      calls.push({ sent, returned: wallNow() });
+    }
+    const cpu1 = cpuOf();
+    const clientUs = process.cpuUsage(cpu0.client);
+    const cpu = {
+      clientMs: (clientUs.user + clientUs.system) / 1000 / n,
+      serverMs: (cpu1.server - cpu0.server) / n,
+      shellMs: (cpu1.shell - cpu0.shell) / n,
+    };
+    return { calls, cpu };
   };
+  const backToBack = await pass(PHASE_CALLS, 0);
+  const paused = await pass(PAUSED_CALLS, PAUSE_MS);
   let syscalls;
   if (straceUsable()) {
     const shells = descendants(server.pid);
@@ -391,7 +463,12 @@ async function breakdown() {
   }
   await stopServer(server);
   servers.splice(servers.indexOf(server), 1);
-  out.phases = { ...phaseBreakdown(calls, traceFile), cpu, syscalls };
+  out.phases = {
+    pauseMs: PAUSE_MS,
+    backToBack: { ...phaseBreakdown(backToBack.calls, traceFile), cpu: backToBack.cpu },
+    paused: { ...phaseBreakdown(paused.calls, traceFile), cpu: paused.cpu },
+    syscalls,
+  };
 }
 
 async function main() {
@@ -402,7 +479,7 @@ async function main() {
     // results; what a timed-out phase started is stopped at the end.
     for (const [name, phase, capS] of [
       ['round trips', () => roundTrips(alt), QUICK ? 60 : 120],
-      ['phases', () => breakdown(), QUICK ? 40 : 90],
+      ['phases', () => breakdown(), QUICK ? 50 : 120],
       ['scale', () => scale(), QUICK ? 60 : 90],
       // 200 MB through a terminal takes about a minute per pass here when the machine is quiet (three passes:
       // raw, conch, raw); a loaded machine needs more.
@@ -438,10 +515,10 @@ const m = out.machine;
 console.log(
   `\nMachine: ${m.cpus} × ${m.cpuModel}, ${m.memGb} GB, Node ${process.version}; load average at start ${m.loadavgStart.map((x) => x.toFixed(1)).join(' ')}, at end ${m.loadavgEnd.map((x) => x.toFixed(1)).join(' ')}${QUICK ? ' (quick mode)' : ''}`,
 );
-const empty = out.roundTrip?.['conch-mcp (empty HOME)'];
+const empty = out.roundTrip?.[CONCH];
 if (out.roundTrip) {
   console.log(
-    '\n`execute true` round trip over MCP stdio, ms; conch/this = ratio of medians (< 1: conch faster)\n',
+    '\n`execute true` round trip over MCP stdio, cold (rotating rounds: each candidate idle while the others run), ms;\nconch/this = ratio of medians (< 1: conch faster)\n',
   );
   console.log(
     table(
@@ -452,13 +529,58 @@ if (out.roundTrip) {
         ms(s.p95),
         ms(s.p99),
         ms(s.min),
-        empty && !name.startsWith('conch-mcp (empty') ? ratio(empty.median, s.median) : '-',
+        empty && name !== CONCH ? ratio(empty.median, s.median) : '-',
         s.n,
       ]),
     ),
   );
   console.log(
-    '  (the floors run in a separate clean process and time themselves, without MCP; both conch servers\n   also source /etc/bash.bashrc, as a login on this machine would)',
+    '  (the MCP floor is a server like the others, called by the same SDK client; the other floors run in a\n   separate clean process and time themselves, without MCP; both conch servers also source\n   /etc/bash.bashrc, as a login on this machine would)',
+  );
+}
+if (out.warm) {
+  console.log(
+    `\nWarm (calls back to back, ${WARM_BLOCKS} blocks of ${WARM_BLOCK} per candidate in rotating order) and cold (the rotating rounds above), ms\n`,
+  );
+  console.log(
+    table(
+      ['candidate', 'warm median', 'warm p95', 'cold median', 'cold p95', 'cold/warm', 'n warm'],
+      Object.entries(out.warm).map(([name, w]) => {
+        const c = out.roundTrip?.[name];
+        return [name, ms(w.median), ms(w.p95), ms(c?.median), ms(c?.p95), ratio(c?.median, w.median), w.n];
+      }),
+    ),
+  );
+  const o = out.overhead;
+  console.log(
+    "\nconch-mcp's overhead over the floors (medians, ms): what a call over MCP to a live shell cannot go below is the\nMCP floor (the SDK on both sides, the two processes' wake-ups) plus the live-bash floor (the shell's answer)\n",
+  );
+  console.log(
+    table(
+      [
+        'mode',
+        'conch-mcp',
+        'MCP floor',
+        'live-bash floor',
+        'pipe floor',
+        'conch − (MCP + bash)',
+        'conch/(MCP + bash)',
+        'conch/MCP floor',
+      ],
+      [
+        ['cold (rotating rounds)', o.cold],
+        ['warm (back to back)', o.warm],
+      ].map(([mode, x]) => [
+        mode,
+        ms(x.conch),
+        ms(x.mcpFloor),
+        ms(x.liveBashFloor),
+        ms(x.pipeFloor),
+        ms(x.overMs),
+        ratio(x.conch, x.floors),
+        ratio(x.conch, x.mcpFloor),
+      ]),
+    ),
   );
 }
 if (out.sleep) {
@@ -498,23 +620,46 @@ if (sc) {
 }
 const ph = out.phases;
 if (ph) {
+  const bb = ph.backToBack;
+  const pz = ph.paused;
   console.log(
-    `\nWhere the time of \`execute true\` goes (conch-mcp, empty HOME, ${ph.calls} calls one after another; the client and\nthe server stamp each phase on the same wall clock), ms\n`,
+    `\nWhere the time of \`execute true\` goes (conch-mcp, empty HOME; ${bb.calls} calls back to back ("warm") and ${pz.calls} with a\n${ph.pauseMs} ms pause before each ("cold"); the client and the server stamp each phase on the same wall clock), ms\n`,
   );
+  const row = (name, w, c, what) => [
+    name,
+    ms(w.median),
+    ms(w.mean),
+    ms(w.p95),
+    ms(c.median),
+    ms(c.mean),
+    ms(c.p95),
+    ratio(c.mean, w.mean),
+    what,
+  ];
   console.log(
     table(
-      ['interval', 'median', 'mean', 'p95', 'what happens in it'],
       [
-        ...INTERVALS.map(([name]) => {
-          const s = ph.intervals[name];
-          return [name, ms(s.median), ms(s.mean), ms(s.p95), s.what];
-        }),
-        ['whole call', ms(ph.total.median), ms(ph.total.mean), ms(ph.total.p95), 'as the client sees it'],
+        'interval',
+        'warm median',
+        'warm mean',
+        'warm p95',
+        'cold median',
+        'cold mean',
+        'cold p95',
+        'cold/warm',
+        'what happens in it',
       ],
+      [
+        ...INTERVALS.map(([name]) =>
+          row(name, bb.intervals[name], pz.intervals[name], bb.intervals[name].what),
+        ),
+        row('whole call', bb.total, pz.total, 'as the client sees it'),
+      ],
+      'lrrrrrrrl',
     ),
   );
   console.log(
-    `\nCPU time per call (all threads, from /proc): the MCP client ${ms(ph.cpu.clientMs)} ms, conch-mcp ${ms(ph.cpu.serverMs)} ms, its shell ${ms(ph.cpu.shellMs)} ms`,
+    `\nCPU time per call (all threads, from /proc), warm → cold: the MCP client ${ms(bb.cpu.clientMs)} → ${ms(pz.cpu.clientMs)} ms, conch-mcp ${ms(bb.cpu.serverMs)} → ${ms(pz.cpu.serverMs)} ms, its shell ${ms(bb.cpu.shellMs)} → ${ms(pz.cpu.shellMs)} ms`,
   );
   const sys = ph.syscalls;
   if (sys) {
@@ -528,15 +673,23 @@ if (ph) {
       `\nSystem calls per \`execute true\` (strace -f -c, ${sys.calls} calls):\n  server (all threads) ${total(sys.server).toFixed(1)}: ${fmt(sys.server)}\n  its shell ${total(sys.shell).toFixed(1)}: ${fmt(sys.shell)}`,
     );
   }
-  const floor = out.roundTrip?.['live bash in node-pty, readline off (floor)'];
-  const iv = ph.intervals;
-  const hops = iv['client → server'].mean + iv['server → client'].mean;
-  const own = iv.dispatch.mean + iv['engine start'].mean + iv.result.mean + iv.reply.mean;
-  console.log(
-    `\nWhat remains (means, which add up to the whole call's ${ms(ph.total.mean)} ms): the shell's part ${ms(iv.shell.mean)} ms` +
-      (floor ? ` (a live bash in node-pty answers \`true\` in ${ms(floor.median)} ms, median)` : '') +
+  const remains = (label, b, floor, mcpFloor) => {
+    const iv = b.intervals;
+    const hops = iv['client → server'].mean + iv['server → client'].mean;
+    const own = iv.dispatch.mean + iv['engine start'].mean + iv.result.mean + iv.reply.mean;
+    return (
+      `  ${label}: of the whole call's ${ms(b.total.mean)} ms (means, which add up), the shell's part ${ms(iv.shell.mean)} ms` +
+      (floor ? ` (the live-bash floor ${ms(floor.median)})` : '') +
       `; the two MCP hops between the processes ${ms(hops)} ms; the server's own work on the call ${ms(own)} ms` +
-      ` (its CPU time per call, all threads: ${ms(ph.cpu.serverMs)} ms).`,
+      ` (its CPU per call ${ms(b.cpu.serverMs)} ms)` +
+      (mcpFloor ? `; the MCP floor, a whole call to a no-op tool, ${ms(mcpFloor.median)} ms (median)` : '') +
+      '.'
+    );
+  };
+  console.log('\nWhat remains:');
+  console.log(remains('warm', bb, out.warm?.[BASH_FLOOR], out.warm?.[MCP_FLOOR]));
+  console.log(
+    remains(`cold (${ph.pauseMs} ms pause)`, pz, out.roundTrip?.[BASH_FLOOR], out.roundTrip?.[MCP_FLOOR]),
   );
 }
 const e2r = out.sleep?.['conch-mcp (empty HOME)']?.exitToReturn;
@@ -548,6 +701,16 @@ const targets = [
     check(empty?.median, empty?.median <= 1),
   ],
   ['`true` p95 ≤ 2 ms (empty HOME)', empty && `${ms(empty.p95)} ms`, check(empty?.p95, empty?.p95 <= 2)],
+  [
+    '`true` median back to back (information)',
+    out.warm?.[CONCH] && `${ms(out.warm[CONCH].median)} ms`,
+    out.warm?.[CONCH] ? 'info' : '-',
+  ],
+  [
+    '`true` p95 back to back (information)',
+    out.warm?.[CONCH] && `${ms(out.warm[CONCH].p95)} ms`,
+    out.warm?.[CONCH] ? 'info' : '-',
+  ],
   [
     'exit-to-return < 5 ms (`sleep 0.5`), median',
     out.sleep && `${ms(e2r?.median)} ms`,
@@ -578,9 +741,20 @@ const targets = [
 ];
 console.log('\nTargets\n');
 console.log(table(['target', 'measured', ''], targets));
-if (empty && ph && !(empty.median <= 1 && empty.p95 <= 2)) {
+if (empty && !(empty.median <= 1 && empty.p95 <= 2)) {
+  const warmConch = out.warm?.[CONCH];
+  const o = out.overhead;
+  const closest = Math.min(
+    empty.median,
+    warmConch?.median ?? Infinity,
+    ph?.backToBack.total.median ?? Infinity,
+  );
+  const floors =
+    o && Number.isFinite(o.cold.floors)
+      ? ` The floors in the same run: MCP floor + live-bash floor ${ms(o.warm.floors)} ms warm, ${ms(o.cold.floors)} ms cold (the MCP floor alone ${ms(o.warm.mcpFloor)} / ${ms(o.cold.mcpFloor)}); conch's own overhead over them ${ms(o.warm.overMs)} ms warm (${ratio(o.warm.conch, o.warm.floors)}), ${ms(o.cold.overMs)} ms cold (${ratio(o.cold.conch, o.cold.floors)}).`
+      : '';
   console.log(
-    `Round trip: closest reached ${ms(Math.min(empty.median, ph.total.median))} ms median (${ms(empty.median)} in the rotating rounds, ${ms(ph.total.median)} one call after another); what remains is in "Where the time of \`execute true\` goes" above: the server's CPU per call (${ms(ph.cpu.serverMs)} ms) is the longest link of the chain, spread over the MCP SDK's layers, conch's schema checks, the engine's bookkeeping and the garbage collector (docs/performance.md).`,
+    `Round trip: closest reached ${ms(closest)} ms median (${ms(empty.median)} cold in the rotating rounds${warmConch ? `, ${ms(warmConch.median)} warm, back to back` : ''}).${floors} Where the rest goes: "Where the time of \`execute true\` goes" above${ph ? ` (the server's CPU per call ${ms(ph.backToBack.cpu.serverMs)} ms warm, ${ms(ph.paused.cpu.serverMs)} ms cold)` : ''} and docs/performance.md.`,
   );
 }
 for (const [name, why] of skipped) console.log(`SKIPPED ${name}: ${why}`);
