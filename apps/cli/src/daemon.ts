@@ -16,6 +16,7 @@ import {
   SHUTDOWN_DEADLINE_MS,
   sshTools,
   type ToolRegistrar,
+  withFastToolCalls,
 } from '@conch/mcp';
 import {
   createConchService,
@@ -93,10 +94,12 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
     conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
     // `conch attach`: daemon-only live-terminal methods on the same connection (not tools).
     socket.on('close', serveAttach(conch.server.server, service));
-    conch.server.connect(new SocketTransport(socket)).catch((error: unknown) => {
-      logger.warn('connection failed', { error: String(error) });
-      socket.destroy();
-    });
+    conch.server
+      .connect(withFastToolCalls(conch.server, new SocketTransport(socket)))
+      .catch((error: unknown) => {
+        logger.warn('connection failed', { error: String(error) });
+        socket.destroy();
+      });
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -7,6 +7,8 @@
 export { clientCanElicit, serviceCall } from './call-context.js';
 /** `delegate_task`: the registrar (registers the tool when the service can delegate). */
 export { delegateTools } from './delegate-tool.js';
+/** The short road for conch's tool calls over any transport. */
+export { withFastToolCalls } from './fast-tool-calls.js';
 /** The server instructions text. */
 export { serverInstructions } from './instructions.js';
 /** Runs the stdio server (what `conch-mcp` does). */

@@ -23,6 +23,7 @@ import {
   resolveConfig,
 } from '@conch/service';
 import { delegateTools } from './delegate-tool.js';
+import { withFastToolCalls } from './fast-tool-calls.js';
 import { tracePhasesToFile } from './phase-trace-file.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
@@ -148,7 +149,7 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
 
   conch.server.server.onclose = () => shutdown('transport closed');
   conch.server.server.onerror = (error) => logger.warn('protocol error', { error: String(error) });
-  await conch.server.connect(transport);
+  await conch.server.connect(withFastToolCalls(conch.server, transport));
   logger.info('ready', {
     version: SERVER_VERSION,
     pid: process.pid,

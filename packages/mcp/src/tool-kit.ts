@@ -26,7 +26,7 @@ import {
   type Vocabulary,
 } from '@conch/core';
 import type { Logger } from '@conch/service';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type {
   CallToolResult,
@@ -224,7 +224,28 @@ export function errorResult(error: unknown, vocabulary: Vocabulary = MCP_VOCABUL
   };
 }
 
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a conch tool handler uses of the SDK's request context (the fast road gives exactly this). */
+export type ToolHandlerExtra = Pick<
+  RequestHandlerExtra<ServerRequest, ServerNotification>,
+  'signal' | 'requestId' | '_meta' | 'sendNotification'
+>;
+
+/** A registered conch tool's handler: raw arguments in, the complete MCP result out; it never throws. */
+export type ConchToolHandler = (rawArgs: unknown, extra: ToolHandlerExtra) => Promise<CallToolResult>;
+
+type Extra = ToolHandlerExtra;
+
+/** Each server's conch tools: their SDK registration (to honour `enabled`) and handler. */
+const conchTools = new WeakMap<McpServer, Map<string, { tool: RegisteredTool; handler: ConchToolHandler }>>();
+
+/**
+ * The handler of `name` when conch's tool kit registered it on `server` and it is enabled (for the fast
+ * road of `tools/call`, see `fast-tool-calls.ts`); undefined otherwise.
+ */
+export function conchToolHandler(server: McpServer, name: string): ConchToolHandler | undefined {
+  const entry = conchTools.get(server)?.get(name);
+  return entry?.tool.enabled ? entry.handler : undefined;
+}
 
 /**
  * The engine's call context for one MCP request: its abort signal, the connection's words for the
@@ -278,7 +299,61 @@ export function registerConchTool<I extends z.ZodObject, R>(
   const exact = z.object(definition.output);
   const describeError = !errorShapeDescribed.has(server);
   errorShapeDescribed.add(server);
-  server.registerTool(
+  const handler: ConchToolHandler = async (rawArgs, extra) => {
+    markPhase('handler');
+    const started = performance.now();
+    const tool = definition.name;
+    const requestId = extra.requestId;
+    logger.debug('tool call', { tool, request: requestId });
+    const vocabulary = vocabularyOf(server);
+    try {
+      const parsed = definition.input.safeParse(rawArgs ?? {});
+      if (!parsed.success) throw invalidArgumentFromZod(tool, definition.input, parsed.error, rawArgs);
+      const args = parsed.data as z.output<I>;
+      const result = await definition.run(args, {
+        call: callContextFor(extra, logger, vocabulary),
+        requestId,
+      });
+      const checked = exact.safeParse(result);
+      if (!checked.success) {
+        logger.error('result does not match the output schema', {
+          tool,
+          request: requestId,
+          issues: checked.error.message,
+        });
+        throw new ConchError(
+          ErrorCode.INTERNAL,
+          `Internal error: the ${tool} result does not match its output schema (${checked.error.issues
+            .map((i) => `${pathName(i.path)}: ${i.message}`)
+            .join('; ')}).`,
+          { hint: 'This is a conch bug; the raw result is in data.result.', data: { result } },
+        );
+      }
+      const structured = checked.data as Record<string, unknown>;
+      // Debug, not info: a line per call is one more write (and wake-up) for the client reading stderr.
+      logger.debug('tool done', {
+        tool,
+        request: requestId,
+        ...idsOf(structured),
+        ms: Math.round(performance.now() - started),
+      });
+      const text = definition.render(structured as R, args);
+      markPhase('rendered');
+      return { content: [{ type: 'text', text }], structuredContent: structured };
+    } catch (error) {
+      const info = errorInfo(error, vocabulary);
+      const level = info.code === ErrorCode.INTERNAL ? 'error' : 'info';
+      logger[level]('tool error', {
+        tool,
+        request: requestId,
+        code: info.code,
+        ms: Math.round(performance.now() - started),
+        ...(info.code === ErrorCode.INTERNAL ? { message: info.message } : {}),
+      });
+      return errorResult(error, vocabulary);
+    }
+  };
+  const registered = server.registerTool(
     definition.name,
     {
       title: definition.title,
@@ -290,59 +365,12 @@ export function registerConchTool<I extends z.ZodObject, R>(
       }),
       annotations: { title: definition.title, ...definition.annotations },
     },
-    async (rawArgs: unknown, extra: Extra): Promise<CallToolResult> => {
-      markPhase('handler');
-      const started = performance.now();
-      const tool = definition.name;
-      const requestId = extra.requestId;
-      logger.debug('tool call', { tool, request: requestId });
-      const vocabulary = vocabularyOf(server);
-      try {
-        const parsed = definition.input.safeParse(rawArgs ?? {});
-        if (!parsed.success) throw invalidArgumentFromZod(tool, definition.input, parsed.error, rawArgs);
-        const args = parsed.data as z.output<I>;
-        const result = await definition.run(args, {
-          call: callContextFor(extra, logger, vocabulary),
-          requestId,
-        });
-        const checked = exact.safeParse(result);
-        if (!checked.success) {
-          logger.error('result does not match the output schema', {
-            tool,
-            request: requestId,
-            issues: checked.error.message,
-          });
-          throw new ConchError(
-            ErrorCode.INTERNAL,
-            `Internal error: the ${tool} result does not match its output schema (${checked.error.issues
-              .map((i) => `${pathName(i.path)}: ${i.message}`)
-              .join('; ')}).`,
-            { hint: 'This is a conch bug; the raw result is in data.result.', data: { result } },
-          );
-        }
-        const structured = checked.data as Record<string, unknown>;
-        // Debug, not info: a line per call is one more write (and wake-up) for the client reading stderr.
-        logger.debug('tool done', {
-          tool,
-          request: requestId,
-          ...idsOf(structured),
-          ms: Math.round(performance.now() - started),
-        });
-        const text = definition.render(structured as R, args);
-        markPhase('rendered');
-        return { content: [{ type: 'text', text }], structuredContent: structured };
-      } catch (error) {
-        const info = errorInfo(error, vocabulary);
-        const level = info.code === ErrorCode.INTERNAL ? 'error' : 'info';
-        logger[level]('tool error', {
-          tool,
-          request: requestId,
-          code: info.code,
-          ms: Math.round(performance.now() - started),
-          ...(info.code === ErrorCode.INTERNAL ? { message: info.message } : {}),
-        });
-        return errorResult(error, vocabulary);
-      }
-    },
+    handler,
   );
+  let tools = conchTools.get(server);
+  if (tools === undefined) {
+    tools = new Map();
+    conchTools.set(server, tools);
+  }
+  tools.set(definition.name, { tool: registered, handler });
 }

@@ -51,6 +51,12 @@ describe('TextRenderer: escape sequences', () => {
     expect(render(['a\x1b[3\n1mb'])).toEqual(['a', 'b']);
   });
 
+  it('ends an unterminated OSC, DCS, SOS, PM or APC at a line feed: the text after binary output shows', () => {
+    for (const intro of ['\x1b]', '\x1b]0;half a title', '\x1bPq#0;2', '\x1bX', '\x1b^', '\x1b_', '\u009d']) {
+      expectSplitInvariant(enc.encode(`bin${intro}\nafter-binary\nnext`), ['bin', 'after-binary', 'next']);
+    }
+  });
+
   it('keeps a long unterminated OSC from leaking text, and resumes after its terminator', () => {
     const payload = 'x'.repeat(100_000);
     expect(render(['a\x1b]1337;', payload, payload, '\x07b\n'])).toEqual(['ab', '']);

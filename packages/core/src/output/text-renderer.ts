@@ -170,16 +170,30 @@ export class TextRenderer {
         this.ground(s.charCodeAt(i));
         i++;
       } else if (state === OSC_STRING || state === OTHER_STRING) {
-        // Skip the string's payload quickly; only a few characters can end it.
+        // Skip the string's payload quickly; only a few characters can end it. A line feed ends it too
+        // and counts as a line feed: no title, hyperlink or marker spans lines, and the text after an
+        // unterminated string (binary output: `ESC ]` by chance near its end) is shown, not swallowed.
         let j = i;
         while (j < n) {
           const c = s.charCodeAt(j);
-          if (c === 0x1b || c === 0x9c || c === 0x18 || c === 0x1a || (c === 0x07 && state === OSC_STRING))
+          if (
+            c === 0x1b ||
+            c === 0x0a ||
+            c === 0x9c ||
+            c === 0x18 ||
+            c === 0x1a ||
+            (c === 0x07 && state === OSC_STRING)
+          )
             break;
           j++;
         }
         if (j >= n) break;
         const c = s.charCodeAt(j);
+        if (c === 0x0a) {
+          this.state = GROUND;
+          i = j;
+          continue;
+        }
         this.state = c === 0x1b ? STRING_ESCAPE : GROUND;
         i = j + 1;
       } else {
