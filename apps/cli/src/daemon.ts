@@ -8,8 +8,8 @@
  * SIGINT and SIGHUP shut down: every process killed, spill files removed, socket and pid file unlinked.
  */
 
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Server, type Socket } from 'node:net';
+import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import {
   createConchServer,
   delegateTools,
@@ -26,30 +26,9 @@ import {
   resolveConfig,
 } from '@conch/service';
 import { serveAttach } from './attach-protocol.js';
-import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
+import { socketAnswers } from './daemon-probe.js';
+import { daemonPaths, ensurePrivateDir } from './paths.js';
 import { SocketTransport } from './socket-transport.js';
-
-/** True when something accepts connections on the socket (a live daemon). */
-export function socketAnswers(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket: Socket = connect(socketPath);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-/** The pid recorded by a running daemon, if its file exists and parses. */
-export function readDaemonPid(paths: DaemonPaths): number | undefined {
-  try {
-    const pid = Number(readFileSync(paths.pidFile, 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Options of {@link runDaemon}. */
 export interface DaemonOptions {

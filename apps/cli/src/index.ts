@@ -4,7 +4,7 @@
  */
 
 /** The daemon process. */
-export { type DaemonOptions, readDaemonPid, runDaemon, socketAnswers } from './daemon.js';
+export { type DaemonOptions, runDaemon } from './daemon.js';
 /** Finding, starting, connecting to and stopping the daemon. */
 export {
   connectDaemon,
@@ -15,6 +15,8 @@ export {
   openDaemonSocket,
   stopDaemon,
 } from './daemon-client.js';
+/** Whether the daemon answers, and its recorded pid (without loading the daemon). */
+export { readDaemonPid, socketAnswers } from './daemon-probe.js';
 /** Where the daemon's socket, pid file and log live. */
 export { type DaemonPaths, daemonDir, daemonPaths, ensurePrivateDir } from './paths.js';
 /** The `conch` program. */

@@ -15,11 +15,10 @@ import {
 } from '@conch/service';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+// The servers (the daemon, `conch mcp` over stdio or HTTP) are loaded by the commands that run them, so that
+// the client commands start without the MCP server, the engine's tools and their schemas.
 import { attachSession } from './attach-command.js';
-import { runDaemon } from './daemon.js';
 import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
-import { parseListen, serveHttp } from './http-server.js';
-import { relayStdioToDaemon, serveMcp } from './mcp-command.js';
 import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
 import { readSecret } from './secret-input.js';
 import { execStreaming, streamsExec } from './stream-exec.js';
@@ -490,9 +489,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
                 .join(', ')} cannot be combined with it.`,
             );
           }
-          return relayStdioToDaemon();
+          return (await import('./mcp-command.js')).relayStdioToDaemon();
         }
         if (http) {
+          const { parseListen, serveHttp } = await import('./http-server.js');
           try {
             parseListen(http);
           } catch (error) {
@@ -509,7 +509,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           }
           return serveHttp({ listen: http, config, ...(token ? { token } : {}) });
         }
-        return serveMcp(settings);
+        return (await import('./mcp-command.js')).serveMcp(settings);
       })(),
     );
 
@@ -559,7 +559,12 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('run', { hidden: true })
     .description('Run the daemon in the foreground (what first use starts in the background).')
     .option('--config <file>', 'a conch.config.json')
-    .action((options) => run(() => runDaemon(options.config ? { config: options.config } : {}))());
+    .action((options) =>
+      run(async () => {
+        const { runDaemon } = await import('./daemon.js');
+        return runDaemon(options.config ? { config: options.config } : {});
+      })(),
+    );
 
   return program;
 }

@@ -172,6 +172,25 @@ describe('connect_ssh is listed with the parameters of docs/tools.md', () => {
   });
 });
 
+describe('the SSH driver is loaded by the first connect_ssh, not at start-up', () => {
+  /** True once the server has loaded ssh2 (its native crypto addon is then mapped into the process). */
+  const sshLoaded = (server: ServerHandle): boolean =>
+    readFileSync(`/proc/${server.pid}/maps`, 'utf8').includes('sshcrypto.node');
+
+  it('answers tools/list and execute without ssh2, then loads it to connect', async () => {
+    const fresh = await start();
+    expect(fresh.tools.map((t) => t.name)).toContain('connect_ssh');
+    expect((await fresh.exec('true')).exit_code).toBe(0);
+    const refused = await call(fresh, 'connect_ssh', { host: '127.0.0.1', host_key_policy: 'sometimes' });
+    expect(refused.isError).toBe(true);
+    expect(sshLoaded(fresh)).toBe(false);
+    const connected = await connectOk(fresh, keyLogin());
+    expect(connected.kind).toBe('ssh');
+    expect(sshLoaded(fresh)).toBe(true);
+    await fresh.close();
+  });
+});
+
 describe('a session over SSH', () => {
   let session: Connected;
   let path: string;

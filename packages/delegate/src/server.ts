@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ConchError, ErrorCode } from '@conch/core';
 import { isEndedState, listPids, readProcStat } from '@conch/node';
-import { createOpencodeClient, type OpencodeClient } from '@opencode-ai/sdk/v2';
+import type { OpencodeClient } from '@opencode-ai/sdk/v2';
 import { findOpencode, OPENCODE_INSTALL_HINT } from './locate.js';
 
 /** How to reach OpenCode. */
@@ -30,6 +30,30 @@ export interface OpencodeServerOptions {
   onLog?: (line: string) => void;
 }
 
+/** The client factory of `@opencode-ai/sdk` v2. */
+type CreateClient = typeof import('@opencode-ai/sdk/v2').createOpencodeClient;
+
+let sdk: Promise<CreateClient> | undefined;
+
+/**
+ * `@opencode-ai/sdk`'s client factory, loaded by the first task rather than at start-up: a server that
+ * never delegates does not hold the SDK. A failed load is not cached and is `DELEGATE_UNAVAILABLE`.
+ */
+export function loadOpencodeSdk(): Promise<CreateClient> {
+  sdk ??= import('@opencode-ai/sdk/v2').then(
+    (module) => module.createOpencodeClient,
+    (error: unknown) => {
+      sdk = undefined;
+      throw new ConchError(
+        ErrorCode.DELEGATE_UNAVAILABLE,
+        `OpenCode's SDK (@opencode-ai/sdk) could not be loaded: ${error instanceof Error ? error.message : String(error)}`,
+        { hint: 'Reinstall conch (its dependency @opencode-ai/sdk is missing or broken).', cause: error },
+      );
+    },
+  );
+  return sdk;
+}
+
 const LISTENING = /opencode server listening on (https?:\/\/\S+)/;
 // The guard: runs opencode in the background; on SIGTERM stops and reaps it; on stdin EOF (its owner died)
 // kills the whole group.
@@ -44,22 +68,32 @@ export class OpencodeServer {
   private readonly child: ChildProcess | undefined;
   private stopping: Promise<void> | undefined;
 
-  private constructor(url: string, password: string | undefined, child?: ChildProcess) {
+  private constructor(
+    createClient: CreateClient,
+    url: string,
+    password: string | undefined,
+    child?: ChildProcess,
+  ) {
     this.url = url;
     this.child = child;
     this.pgid = child?.pid;
     const headers: Record<string, string> = {};
     if (password !== undefined)
       headers.Authorization = `Basic ${Buffer.from(`opencode:${password}`).toString('base64')}`;
-    this.client = createOpencodeClient({ baseUrl: url, headers });
+    this.client = createClient({ baseUrl: url, headers });
   }
 
-  /** Spawns or attaches (per `options`), then checks health. Throws `DELEGATE_UNAVAILABLE` when it cannot. */
+  /**
+   * Loads the SDK ({@link loadOpencodeSdk}), spawns or attaches (per `options`), then checks health.
+   * Throws `DELEGATE_UNAVAILABLE` when it cannot.
+   */
   static async start(options: OpencodeServerOptions = {}): Promise<OpencodeServer> {
+    // First, so that a broken install spawns nothing.
+    const createClient = await loadOpencodeSdk();
     const server =
       options.url !== undefined
-        ? new OpencodeServer(options.url.replace(/\/+$/, ''), options.password)
-        : await OpencodeServer.spawn(options);
+        ? new OpencodeServer(createClient, options.url.replace(/\/+$/, ''), options.password)
+        : await OpencodeServer.spawn(createClient, options);
     try {
       await server.health();
     } catch (error) {
@@ -69,7 +103,10 @@ export class OpencodeServer {
     return server;
   }
 
-  private static async spawn(options: OpencodeServerOptions): Promise<OpencodeServer> {
+  private static async spawn(
+    createClient: CreateClient,
+    options: OpencodeServerOptions,
+  ): Promise<OpencodeServer> {
     const bin = findOpencode(options.bin);
     if (bin === undefined) {
       throw new ConchError(
@@ -122,7 +159,7 @@ export class OpencodeServer {
     });
     // Keep draining its output so it never blocks on a full pipe.
     child.stdout?.resume();
-    return new OpencodeServer(url, password, child);
+    return new OpencodeServer(createClient, url, password, child);
   }
 
   /** Throws `DELEGATE_UNAVAILABLE` unless the server answers its health check. */

@@ -12,7 +12,7 @@ import {
   parameterDescription,
   VERB_PARAMETERS,
 } from '@conch/service';
-import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh';
+import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import * as z from 'zod';
 import { serviceCall } from './call-context.js';

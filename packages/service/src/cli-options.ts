@@ -4,7 +4,7 @@
  */
 
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, OUTPUT_LINES_RANGE } from '@conch/core';
-import { HOST_KEY_POLICIES } from '@conch/ssh';
+import { HOST_KEY_POLICIES } from '@conch/ssh/host-key-policies';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';

@@ -25,7 +25,7 @@ import {
   policyConfigFromGeminiSettings,
   RuleSchema,
 } from '@conch/policy';
-import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh';
+import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';

@@ -15,7 +15,7 @@ import {
   type ParameterRule,
   type RuledParameter,
 } from '@conch/core';
-import { HOST_KEY_POLICIES } from '@conch/ssh';
+import { HOST_KEY_POLICIES } from '@conch/ssh/host-key-policies';
 
 /** One parameter of a verb: its rule and what a caller is told about it. */
 export interface ParameterDefinition extends ParameterRule {

@@ -36,7 +36,7 @@ import {
 import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
-import { connectSsh, type HostKeyPolicy } from '@conch/ssh';
+import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
 import { createLocalEngine, type EngineGuards } from './engine.js';
@@ -44,6 +44,7 @@ import { type Logger, silentLogger } from './logger.js';
 import {
   type ConnectSshParams,
   type ConnectSshResult,
+  connectSshOnDemand,
   connectSshSession,
   type SshPolicies,
   type SshServiceOptions,
@@ -100,7 +101,7 @@ export class ConchService {
     if (!manager) throw new TypeError('ConchService needs a manager or engine options.');
     this.#manager = manager;
     this.#ssh = sshPolicies(options.ssh);
-    this.#connect = options.ssh?.connect ?? connectSsh;
+    this.#connect = options.ssh?.connect ?? connectSshOnDemand;
     this.#delegator = options.delegator;
     this.#logger = options.logger ?? silentLogger;
     this.#onClose = options.onClose;

@@ -24,13 +24,8 @@ import {
   type SessionManager,
   verb,
 } from '@conch/core';
-import {
-  type ConnectSshOptions,
-  HOST_KEY_POLICIES,
-  type HostKeyPolicy,
-  type HostKeyQuestion,
-  type SshConnection,
-} from '@conch/ssh';
+import type { ConnectSshOptions, HostKeyQuestion, SshConnection } from '@conch/ssh';
+import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 
 /** How long a person has to answer the host-key question (sshd's LoginGraceTime is 120 s by default). */
@@ -96,6 +91,37 @@ export function sshPolicies(options: SshServiceOptions = {}): SshPolicies {
     );
   }
   return { allowed, defaultPolicy };
+}
+
+/** The SSH driver module, loaded by the first connection (see {@link loadSshDriver}). */
+export type SshDriverModule = typeof import('@conch/ssh');
+
+let sshDriverModule: Promise<SshDriverModule> | undefined;
+
+/**
+ * `@conch/ssh` (and ssh2 under it), loaded on the first `connect_ssh` rather than at start-up: a server
+ * that never connects anywhere does not hold it. A failed load is not cached (the next call tries again)
+ * and is reported as what it is.
+ */
+export function loadSshDriver(): Promise<SshDriverModule> {
+  sshDriverModule ??= import('@conch/ssh').catch((error: unknown) => {
+    sshDriverModule = undefined;
+    throw new ConchError(
+      ErrorCode.INTERNAL,
+      `The SSH driver could not be loaded (@conch/ssh, ssh2): ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'Reinstall conch (its dependency ssh2 is missing or broken); local sessions are unaffected.',
+        cause: error,
+      },
+    );
+  });
+  return sshDriverModule;
+}
+
+/** `@conch/ssh`'s `connectSsh`, loading the driver first ({@link loadSshDriver}); the service's default. */
+export async function connectSshOnDemand(options: ConnectSshOptions): Promise<SshConnection> {
+  const { connectSsh } = await loadSshDriver();
+  return connectSsh(options);
 }
 
 /** The question shown to the person under `ask`. */

@@ -28,6 +28,7 @@ import ssh2, {
   type ClientChannel,
   type ParsedKey,
 } from 'ssh2';
+import { HOST_KEY_POLICIES, type HostKeyPolicy } from './host-key-policies.js';
 import {
   appendKnownHost,
   checkHostKey,
@@ -46,15 +47,6 @@ import {
   resolveHostConfig,
 } from './ssh-config.js';
 import { SshDriver } from './ssh-driver.js';
-
-/**
- * How host keys are checked (docs/tools.md). A known key must match under every policy: a changed (or `@revoked`)
- * key is refused by all of them, `insecure` included; the policies differ only on unknown keys.
- */
-export type HostKeyPolicy = 'ask' | 'accept-new' | 'strict' | 'insecure';
-
-/** Every host key policy (the default first, the weakest last). */
-export const HOST_KEY_POLICIES: readonly HostKeyPolicy[] = ['ask', 'accept-new', 'strict', 'insecure'];
 
 /** What `confirmHostKey` is asked about: an unknown host key. */
 export interface HostKeyQuestion {

@@ -16,8 +16,12 @@ export interface LineRingOptions {
 interface Block {
   readonly first: number;
   readonly text: string;
-  /** End offset (exclusive) of each line in `text`; lines are separated by one `\n`. */
-  readonly ends: Uint32Array;
+  /**
+   * End offset (exclusive) of each line in `text`; lines are separated by one `\n`. Two bytes per line when
+   * the block's text fits (the usual case, blocks being sealed at 64 Ki characters), else four: in a
+   * flood of short lines the offsets would otherwise take twice the memory of the text itself.
+   */
+  readonly ends: Uint16Array | Uint32Array;
   readonly charge: number;
 }
 
@@ -104,7 +108,7 @@ export class LineRing {
     if (count === 0) return;
     this.flushSpill();
     const text = this.open.join('\n');
-    const ends = new Uint32Array(count);
+    const ends = text.length <= 0xffff ? new Uint16Array(count) : new Uint32Array(count);
     let offset = 0;
     for (let k = 0; k < count; k++) {
       offset += (this.open[k] as string).length;
