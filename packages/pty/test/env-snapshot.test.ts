@@ -98,6 +98,21 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
     await manager.closeSession(s.session_id);
   });
 
+  it.skipIf(shell === '/bin/sh')('a line cut short by Ctrl+C snapshots from the prompt hook', async () => {
+    const s = await manager.createLocal({ shell });
+    const run = (command: string, extra: Record<string, unknown> = {}) =>
+      manager.execute({ command, session_id: s.session_id, ...extra });
+    const cut = await run('export SNAP_CUT=yes; sleep 20; echo never', { pause_timeout: 0.3 });
+    expect(cut.status).toBe('partial');
+    await manager.sendControl({ command_id: cut.command_id, key: 'C-c' });
+    const ended = await finished(cut);
+    expect(ended.exit_code).toBe(130);
+    expect(ended.output).not.toContain('never');
+    const seen = await finished(await run('echo "${SNAP_CUT-unset}"', { background: true }));
+    expect(seen.output).toBe('yes');
+    await manager.closeSession(s.session_id);
+  });
+
   it('a snapshot that cannot finish delays neither the result nor, beyond the cap, an isolated command', async () => {
     const s = await manager.createLocal({ shell });
     const session = manager.getSession(s.session_id);
