@@ -54,6 +54,11 @@ export interface EngineDefaults {
   writeDeadlineMs: number;
   killGraceS: number;
   shellStartTimeoutMs: number;
+  /**
+   * Longest wait of an isolated command for the environment snapshot its session's shell writes after a
+   * command's end (docs/sessions.md); past it the command starts with the file as it is.
+   */
+  snapshotWaitMs: number;
   progressMs: number;
   /** Shell for new local sessions; undefined = the user's login shell, else /bin/bash. */
   shell: string | undefined;
@@ -76,6 +81,7 @@ export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
   writeDeadlineMs: 5000,
   killGraceS: 5,
   shellStartTimeoutMs: 15_000,
+  snapshotWaitMs: 2000,
   progressMs: 1000,
   shell: undefined,
   cwd: undefined,

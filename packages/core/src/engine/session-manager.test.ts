@@ -354,3 +354,85 @@ describe('markers in output', () => {
     expect(done).toMatchObject({ status: 'completed', exit_code: 4 });
   });
 });
+
+describe('the environment snapshot after a command ends', () => {
+  /** The session shell, after a first command; its snapshots held back from now on. */
+  async function heldShell() {
+    const env = setup({ defaults: { snapshotWaitMs: 2000 } });
+    env.driver.script('export FOO=bar', (c) => c.exit(0));
+    await settled(env.clock, env.manager.execute({ command: 'true' }));
+    const shell = env.driver.shells[0]!;
+    shell.holdSnapshot = true;
+    return { ...env, shell };
+  }
+
+  it('completes a command at its end marker, while the shell still writes the snapshot', async () => {
+    const { clock, manager } = await heldShell();
+    const r = await settled(clock, manager.execute({ command: 'export FOO=bar' }));
+    expect(r).toMatchObject({ status: 'completed', exit_code: 0 });
+    expect(manager.listSessions()[0]?.state).toBe('idle');
+  });
+
+  it('starts an isolated command only once the shell says the snapshot is written', async () => {
+    const { clock, driver, manager, shell } = await heldShell();
+    await settled(clock, manager.execute({ command: 'export FOO=bar' }));
+    const spawned = driver.processes.length;
+    let done = false;
+    const iso = manager.execute({ command: 'echo side', background: true }).finally(() => {
+      done = true;
+    });
+    await clock.advance(1500);
+    expect(driver.processes.length).toBe(spawned);
+    expect(done).toBe(false);
+    shell.releaseSnapshot();
+    const r = await settled(clock, iso);
+    expect(driver.processes.length).toBe(spawned + 1);
+    expect(r).toMatchObject({ status: 'completed', isolated: true, output: 'side' });
+  });
+
+  it('waits no longer than the cap for a snapshot that never comes', async () => {
+    const { clock, driver, manager } = await heldShell();
+    await settled(clock, manager.execute({ command: 'export FOO=bar' }));
+    const spawned = driver.processes.length;
+    const iso = manager.execute({ command: 'echo side', background: true });
+    await clock.advance(1999);
+    expect(driver.processes.length).toBe(spawned);
+    await clock.advance(1);
+    expect(driver.processes.length).toBe(spawned + 1);
+    expect(await settled(clock, iso)).toMatchObject({ status: 'completed', output: 'side' });
+    // The next wait has its own cap: the snapshot is still pending.
+    const again = manager.execute({ command: 'echo again', background: true });
+    await clock.advance(1999);
+    expect(driver.processes.length).toBe(spawned + 1);
+    expect(await settled(clock, again)).toMatchObject({ status: 'completed', output: 'again' });
+  });
+
+  it('ends the wait when the shell starts its next command or dies', async () => {
+    const { clock, driver, manager, shell } = await heldShell();
+    await settled(clock, manager.execute({ command: 'export FOO=bar' }));
+    driver.script('hold', () => {});
+    // A start marker: the shell is past its snapshot (an interrupted one never says it is written).
+    const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 1 }));
+    expect(held.status).toBe('partial');
+    const spawned = driver.processes.length;
+    const iso = manager.execute({ command: 'echo side' });
+    await clock.settle();
+    expect(driver.processes.length).toBe(spawned + 1);
+    expect(await settled(clock, iso)).toMatchObject({ isolated: true, output: 'side' });
+    // The shell dies while a snapshot is pending: the isolated command starts at once.
+    const s = await settled(clock, manager.createLocal());
+    await settled(clock, manager.execute({ command: 'true', session_id: s.session_id }));
+    const other = driver.shells.at(-1)!;
+    expect(other).not.toBe(shell);
+    other.holdSnapshot = true;
+    await settled(clock, manager.execute({ command: 'export FOO=bar', session_id: s.session_id }));
+    const before = driver.processes.length;
+    const late = manager.execute({ command: 'echo late', session_id: s.session_id, background: true });
+    await clock.advance(100);
+    expect(driver.processes.length).toBe(before);
+    other.finish({ exitCode: 0, signal: null });
+    await clock.settle();
+    expect(driver.processes.length).toBe(before + 1);
+    expect(await settled(clock, late)).toMatchObject({ output: 'late' });
+  });
+});

@@ -912,6 +912,8 @@ export class SessionManager implements ParameterContext {
     cwd: string | undefined,
     background: boolean,
   ): Promise<Command> {
+    // The environment an isolated command loads is the one the shell snapshots after each command's end.
+    await session.snapshotWritten(this.defaults.snapshotWaitMs);
     const id = this.uniqueCommandId();
     const launch = session.integration.isolatedLaunch({
       commandId: id,

@@ -132,6 +132,13 @@ export class Session {
   private startupOutput = '';
   /** Live viewers of the terminal (`watch`). */
   private readonly watchers = new Set<TerminalWatcher>();
+  /**
+   * True from a command's end marker until the shell says the environment snapshot that follows it is
+   * written (`D`), or moves on to its next command, or ends.
+   */
+  private snapshotPending = false;
+  /** Isolated commands waiting for the pending snapshot (see {@link Session.snapshotWritten}). */
+  private readonly snapshotWaiters = new Set<() => void>();
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -191,6 +198,29 @@ export class Session {
   /** True while the shell can take a typed command. */
   get idle(): boolean {
     return this.state === 'idle';
+  }
+
+  /**
+   * Resolves once the shell's environment snapshot is complete: at once when none is pending, else when
+   * the shell reports it written, starts its next command or ends, or after `capMs` at the latest (an
+   * isolated command then starts with the file as it is). Never rejects.
+   */
+  snapshotWritten(capMs: number): Promise<void> {
+    if (!this.snapshotPending || !this.proc) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.clock.clearTimeout(timer);
+        this.snapshotWaiters.delete(done);
+        resolve();
+      };
+      const timer = this.clock.setTimeout(done, capMs);
+      this.snapshotWaiters.add(done);
+    });
+  }
+
+  private settleSnapshot(): void {
+    this.snapshotPending = false;
+    for (const done of [...this.snapshotWaiters]) done();
   }
 
   /** Types a foreground command into the shell. The session must be idle. */
@@ -298,6 +328,14 @@ export class Session {
   }
 
   private onMarker(marker: ShellMarker): void {
+    // Every end the shell reports is followed by an environment snapshot; the shell is past it once it
+    // says so or starts another command.
+    if (marker.type === 'snapshot') {
+      this.settleSnapshot();
+      return;
+    }
+    if (marker.type === 'end') this.snapshotPending = true;
+    else if (this.snapshotPending) this.settleSnapshot();
     this.touch();
     if (marker.type === 'ready') {
       this.cwd = marker.cwd;
@@ -355,6 +393,7 @@ export class Session {
       }
     }
     this.watchers.clear();
+    this.settleSnapshot();
     const fg = this.foreground;
     this.state = info.lost ? 'lost' : 'closed';
     this.finishForeground();

@@ -67,8 +67,20 @@ describe('MarkerParser', () => {
     ]);
   });
 
+  it('reads the snapshot-written marker that follows an end marker, and never passes it on as output', () => {
+    const text = `${m('E;c_abc;0;/')}${m('D;c_abc')}$ `;
+    for (let i = 0; i <= text.length; i++) {
+      const { data, markers } = parseAll([text.slice(0, i), text.slice(i)]);
+      expect(data).toBe('$ ');
+      expect(markers).toEqual([
+        { type: 'end', commandId: 'c_abc', status: 0, cwd: '/' },
+        { type: 'snapshot', commandId: 'c_abc' },
+      ]);
+    }
+  });
+
   it('ignores malformed marker bodies', () => {
-    const { markers, data } = parseAll([m('Q;what'), m('S;bad id!')]);
+    const { markers, data } = parseAll([m('Q;what'), m('S;bad id!'), m('D;bad id!')]);
     expect(markers).toEqual([]);
     expect(data).toContain('Q;what');
   });

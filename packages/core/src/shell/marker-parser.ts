@@ -10,7 +10,8 @@ import { MARKER_OSC } from './shell-integration.js';
 export type ShellMarker =
   | { type: 'ready'; cwd: string }
   | { type: 'start'; commandId: string }
-  | { type: 'end'; commandId: string; status: number | null; cwd: string };
+  | { type: 'end'; commandId: string; status: number | null; cwd: string }
+  | { type: 'snapshot'; commandId: string };
 
 /** One piece of a parsed stream, in order. */
 export type StreamPiece = { type: 'data'; bytes: Uint8Array } | { type: 'marker'; marker: ShellMarker };
@@ -89,6 +90,7 @@ function parseBody(body: string): ShellMarker | undefined {
   const rest = body.slice(2);
   if (kind === 'R') return { type: 'ready', cwd: rest };
   if (kind === 'S') return /^[A-Za-z0-9_]+$/.test(rest) ? { type: 'start', commandId: rest } : undefined;
+  if (kind === 'D') return /^[A-Za-z0-9_]+$/.test(rest) ? { type: 'snapshot', commandId: rest } : undefined;
   if (kind === 'E') {
     const m = /^([A-Za-z0-9_]+);(-?\d*);(.*)$/s.exec(rest);
     if (!m) return undefined;

@@ -63,6 +63,22 @@ describe('ShellIntegration', () => {
     expect(bash.initScript({ envFile: '/p/env', noRc: false })).toContain('PROMPT_COMMAND=(__conch_pc');
   });
 
+  it("reports a command's end before it snapshots the environment, then says the snapshot is written", () => {
+    for (const kind of ['bash', 'zsh', 'sh'] as const) {
+      const init = new ShellIntegration(kind, NONCE).initScript({ envFile: '/p/env', noRc: true });
+      const end = init.split('\n').find((l) => l.startsWith('__conch_e()'))!;
+      const e = end.indexOf(';E;');
+      const snapshot = end.indexOf('export -p');
+      const d = end.indexOf(';D;');
+      expect(e).toBeGreaterThan(0);
+      expect(snapshot).toBeGreaterThan(e);
+      expect(d).toBeGreaterThan(snapshot);
+      // The exit status survives the hook, and the snapshot's own errors never reach the terminal.
+      expect(end).toMatch(/return \$__(conch_)?r; }$/);
+      expect(end).toContain('2>/dev/null 1<> "$__conch_envf"');
+    }
+  });
+
   it('launches each shell so that it sources the init script', () => {
     expect(bash.launch('/p/init.sh', { noRc: false }).args).toEqual([
       '--noprofile',

@@ -7,6 +7,12 @@
  * - `R;CWD`              the shell finished its init and is at its first prompt
  * - `S;ID`               command ID starts (printed before any of its output)
  * - `E;ID;STATUS;CWD`    command ID ended with STATUS; CWD is the shell's cwd afterwards
+ * - `D;ID`               after `E;ID`: the exported environment is in the session's env file
+ *
+ * The session shell snapshots its exported environment for isolated commands after it reports a
+ * command's end, not before: the snapshot (an `export -p` into a file: an open, a write per variable, fd
+ * juggling) stays off the path between the command's last byte and its result. Until `D` arrives the
+ * snapshot is pending, and an isolated command waits for it (docs/sessions.md).
  *
  * A foreground command is typed as one line, ` __conch_s ID;eval $'{ TEXT\n}';__conch_e ID`, with every
  * byte outside printable ASCII (and `'`, `\`, `!`) written as `\xHH`, so the terminal's line editor sees
@@ -27,14 +33,15 @@ export const MAX_TYPED_LINE = 3800;
 
 /**
  * The shell's exported environment, written to the session's env file for isolated commands after every
- * foreground command. The file is rewritten in place (`1<>`), never truncated: on ext4, truncating a file
- * that has data and writing it again flushes it to disk on close (`auto_da_alloc`), which cost ~2 ms per
- * command. A `return` after the variables ends the sourcing there, so the tail of a longer earlier
- * snapshot is never read.
+ * foreground command (after its end marker). The file is rewritten in place (`1<>`), never truncated: on
+ * ext4, truncating a file that has data and writing it again flushes it to disk on close
+ * (`auto_da_alloc`), which cost ~2 ms per command. A `return` after the variables ends the sourcing
+ * there, so the tail of a longer earlier snapshot is never read. stderr goes first, so that not even a
+ * failure to open the file reaches the terminal.
  */
-const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p; builtin echo 'return 0'; } 1<> "$__conch_envf" 2>/dev/null`;
+const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p; builtin echo 'return 0'; } 2>/dev/null 1<> "$__conch_envf"`;
 /** {@link ENV_SNAPSHOT_BUILTIN} for POSIX sh, which has no `builtin`. */
-const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 1<> "$__conch_envf" 2>/dev/null`;
+const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 2>/dev/null 1<> "$__conch_envf"`;
 
 /**
  * The session shell reads conch's typed lines without its line editor: readline took each line byte by
@@ -118,7 +125,7 @@ export class ShellIntegration {
           : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
         // reaches the trailing __conch_e: the prompt hook reports its end instead.
         '__conch_pc() { __conch_e "$__conch_cur"; }',
@@ -139,7 +146,7 @@ export class ShellIntegration {
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         '__conch_pc() { __conch_e "$__conch_cur"; }',
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
@@ -155,7 +162,7 @@ export class ShellIntegration {
       'unset CONCH_USER_ENV',
       `__conch_n=${n}; __conch_envf=${env}`,
       `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
       '__conch_cur=',
       'PS2=""',
       ENV_SNAPSHOT_POSIX,

@@ -208,6 +208,64 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       await run('unset CONCH_ISO_A CONCH_ISO_B CONCH_ISO_Z');
     });
 
+    it("gives an isolated command started right after a command ends that command's exports and unsets", async () => {
+      const finished = async (r: CommandResult): Promise<CommandResult> => {
+        let done = r;
+        while (done.status !== 'completed')
+          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
+        return done;
+      };
+      for (let round = 0; round < 5; round++) {
+        // Started the moment the export's result arrives: the shell may still be snapshotting.
+        await run(`export CONCH_SNAP_A=a${round} CONCH_SNAP_B=b${round}`);
+        const bg = await finished(
+          await run('echo "${CONCH_SNAP_A}-${CONCH_SNAP_B-unset}"', { background: true }),
+        );
+        expect(bg.output).toBe(`a${round}-b${round}`);
+        await run('unset CONCH_SNAP_B');
+        const busy = await run('sleep 20', { pause_timeout: 0.3 });
+        const iso = await finished(await run('echo "${CONCH_SNAP_A}-${CONCH_SNAP_B-unset}"'));
+        expect(iso.isolated).toBe(true);
+        expect(iso.output).toBe(`a${round}-unset`);
+        await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+        await finished(busy);
+      }
+      // A command line cut short by Ctrl+C reports its end from the prompt hook, snapshot included.
+      const cut = await run('export CONCH_SNAP_A=cut; sleep 20; echo never', { pause_timeout: 0.3 });
+      expect(cut.status).toBe('partial');
+      await manager.sendControl({ command_id: cut.command_id, key: 'C-c' });
+      expect((await finished(cut)).output).not.toContain('never');
+      const after = await finished(await run('echo "$CONCH_SNAP_A"', { background: true }));
+      expect(after.output).toBe('cut');
+      await run('unset CONCH_SNAP_A CONCH_SNAP_B');
+    });
+
+    it('never shows the marker that says the environment snapshot is written', async () => {
+      let seen = '';
+      const attachment = manager.attachTerminal(sid, {
+        onOutput: (bytes) => {
+          seen += new TextDecoder().decode(bytes);
+        },
+      });
+      try {
+        const results: CommandResult[] = [];
+        for (const command of ['export CONCH_SNAP_M=1', 'echo visible', 'unset CONCH_SNAP_M', 'true'])
+          results.push(await run(command));
+        const last = results.at(-1)!;
+        const raw = await manager.readOutput({ command_id: results[1]!.command_id, view: 'raw' });
+        const page = await manager.readOutput({ command_id: results[1]!.command_id, offset: 0 });
+        const screen = await attachment.screen();
+        expect(raw.output).toContain('visible');
+        expect(page.output).toContain('visible');
+        await until(() => (seen.includes('visible') ? true : undefined));
+        const everything = JSON.stringify([results, raw, page, screen, seen, last]);
+        expect(everything).not.toContain('6973');
+        expect(everything).not.toMatch(/;D;c_/);
+      } finally {
+        attachment.detach();
+      }
+    });
+
     it('runs a background command, lists it, and kills its whole tree', async () => {
       const bg = await run("sh -c '(setsid sleep 301 &); sleep 302 & sleep 303'", { background: true });
       expect(bg.status).toBe('partial');

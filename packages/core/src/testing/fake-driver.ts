@@ -99,6 +99,12 @@ class FakeProcess extends TerminalProcessBase {
   /** When true, writes are never taken: they time out at their deadline on the fake clock. */
   stuckWrites = false;
   foreground: string | undefined;
+  /**
+   * When true, the session shell holds back the marker saying its environment snapshot is written (as a
+   * shell whose snapshot is slow or stuck would) until {@link FakeProcess.releaseSnapshot}.
+   */
+  holdSnapshot = false;
+  private heldSnapshot: string | undefined;
 
   constructor(pid: number, clock: Clock) {
     super(clock);
@@ -108,6 +114,20 @@ class FakeProcess extends TerminalProcessBase {
   emit(data: string | Uint8Array): void {
     if (this.hasExited) return;
     this.deliver(typeof data === 'string' ? encoder.encode(data) : data);
+  }
+
+  /** The session shell's environment snapshot after a command's end: said written now, or held back. */
+  snapshot(marker: string): void {
+    if (this.holdSnapshot) this.heldSnapshot = marker;
+    else this.emit(marker);
+  }
+
+  /** Says the held-back snapshot is written (see {@link FakeProcess.holdSnapshot}). */
+  releaseSnapshot(): void {
+    this.holdSnapshot = false;
+    const held = this.heldSnapshot;
+    this.heldSnapshot = undefined;
+    if (held !== undefined) this.emit(held);
   }
 
   finish(info: ExitInfo): void {
@@ -211,6 +231,7 @@ export class FakeDriver implements Driver {
         proc.setInputListener(undefined);
         proc.evidence = 'no';
         proc.emit(marker(`E;${id};${status};${cwd}`));
+        proc.snapshot(marker(`D;${id}`));
         proc.emit('$ ');
       });
     };
