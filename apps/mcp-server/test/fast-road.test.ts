@@ -18,6 +18,13 @@ describe('tools/call: the short road and the SDK road', () => {
     expect(isAlive(pid)).toBe(false);
   });
 
+  /** Writes a tools/call request without waiting for its answer; returns its id. */
+  async function sendCall(params: Record<string, unknown>): Promise<number> {
+    const id = s.nextId();
+    await s.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params })}\n`);
+    return id;
+  }
+
   test('a call answers the same whichever road it takes', async () => {
     const params = { name: 'check_command', arguments: { command: 'rm -rf /tmp/x && ls' } };
     const short = await s.request('tools/call', params);
@@ -44,19 +51,11 @@ describe('tools/call: the short road and the SDK road', () => {
   });
 
   test('progress notifications carry the request progress token', async () => {
-    const id = s.nextId();
-    await s.write(
-      `${JSON.stringify({
-        jsonrpc: '2.0',
-        id,
-        method: 'tools/call',
-        params: {
-          name: 'execute',
-          arguments: { command: 'for i in 1 2 3; do echo tick $i; sleep 1; done', pause_timeout: 30 },
-          _meta: { progressToken: 'tok-1' },
-        },
-      })}\n`,
-    );
+    const id = await sendCall({
+      name: 'execute',
+      arguments: { command: 'for i in 1 2 3; do echo tick $i; sleep 1; done', pause_timeout: 30 },
+      _meta: { progressToken: 'tok-1' },
+    });
     const answer = await s.answer(id);
     expect(structured(answer).status).toBe('completed');
     const progress = s.messages.filter(
@@ -68,18 +67,10 @@ describe('tools/call: the short road and the SDK road', () => {
   });
 
   test('a cancelled call is never answered; its command runs on and the server keeps serving', async () => {
-    const id = s.nextId();
-    await s.write(
-      `${JSON.stringify({
-        jsonrpc: '2.0',
-        id,
-        method: 'tools/call',
-        params: {
-          name: 'execute',
-          arguments: { command: 'sleep 1; echo cancelled-call-done', pause_timeout: 60 },
-        },
-      })}\n`,
-    );
+    const id = await sendCall({
+      name: 'execute',
+      arguments: { command: 'sleep 1; echo cancelled-call-done', pause_timeout: 60 },
+    });
     const listed = await waitFor(
       async () => {
         const r = await s.request('tools/call', {

@@ -21,6 +21,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonObject } from './json.js';
 import { conchToolHandler, type ToolHandlerExtra } from './tool-kit.js';
 
 type Id = string | number;
@@ -86,9 +87,9 @@ class FastToolCallTransport implements Transport {
     }
     if (m.method !== 'tools/call' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return false;
     const params = m.params;
-    if (!isPlainObject(params) || typeof params.name !== 'string' || params.task !== undefined) return false;
-    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return false;
-    if (params._meta !== undefined && !isPlainObject(params._meta)) return false;
+    if (!isJsonObject(params) || typeof params.name !== 'string' || params.task !== undefined) return false;
+    if (params.arguments !== undefined && !isJsonObject(params.arguments)) return false;
+    if (params._meta !== undefined && !isJsonObject(params._meta)) return false;
     if (this.server.server.getClientCapabilities() === undefined) return false;
     const handler = conchToolHandler(this.server, params.name);
     if (handler === undefined) return false;
@@ -124,8 +125,4 @@ class FastToolCallTransport implements Transport {
       })
       .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))));
   }
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -16,6 +16,7 @@
 import { ConchError, ErrorCode, markPhase } from '@conch/core';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonObject } from './json.js';
 import { errorResult } from './tool-kit.js';
 
 /** Longest accepted request line, in bytes (without its newline). */
@@ -199,34 +200,31 @@ export function checkLine(line: string): LineVerdict {
       reply: errorReply(null, PARSE_ERROR, `Parse error: ${(error as Error).message}`),
     };
   }
-  if (isObject(value)) normalizeNulls(value);
-  if (isPlainRequest(value)) {
-    const refusal = checkRequest(value);
-    if (refusal)
+  if (isJsonObject(value)) normalizeNulls(value);
+  let message: JSONRPCMessage;
+  if (isPlainRequest(value)) message = value as unknown as JSONRPCMessage;
+  else {
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      const id = isJsonObject(value) ? validId(value.id) : undefined;
+      if (id === undefined) return { kind: 'drop', why: 'not a JSON-RPC message and no id to answer' };
       return {
         kind: 'reply',
-        reply: { jsonrpc: '2.0', id: value.id, result: refusal } as unknown as JSONRPCMessage,
+        reply: errorReply(
+          id,
+          INVALID_REQUEST,
+          'Invalid Request: expected a JSON-RPC 2.0 message {"jsonrpc":"2.0","id":…,"method":"…","params":{…}}.',
+        ),
       };
-    return { kind: 'message', message: value as unknown as JSONRPCMessage };
-  }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  const id = isObject(value) ? validId(value.id) : undefined;
-  if (!parsed.success) {
-    if (id === undefined) return { kind: 'drop', why: 'not a JSON-RPC message and no id to answer' };
-    return {
-      kind: 'reply',
-      reply: errorReply(
-        id,
-        INVALID_REQUEST,
-        'Invalid Request: expected a JSON-RPC 2.0 message {"jsonrpc":"2.0","id":…,"method":"…","params":{…}}.',
-      ),
-    };
+    }
+    message = parsed.data;
   }
   const refusal = checkRequest(value as Record<string, unknown>);
+  const id = validId((value as Record<string, unknown>).id);
   if (refusal && id !== undefined) {
     return { kind: 'reply', reply: { jsonrpc: '2.0', id, result: refusal } as unknown as JSONRPCMessage };
   }
-  return { kind: 'message', message: parsed.data };
+  return { kind: 'message', message };
 }
 
 /**
@@ -234,9 +232,9 @@ export function checkLine(line: string): LineVerdict {
  * tool result as any other bad argument (the SDK would answer with a protocol error listing zod issues).
  */
 export function checkRequest(message: Record<string, unknown>): ReturnType<typeof errorResult> | undefined {
-  if (message.method !== 'tools/call' || !isObject(message.params)) return undefined;
+  if (message.method !== 'tools/call' || !isJsonObject(message.params)) return undefined;
   const args = message.params.arguments;
-  if (args === undefined || isObject(args)) return undefined;
+  if (args === undefined || isJsonObject(args)) return undefined;
   const name = typeof message.params.name === 'string' ? message.params.name : '?';
   return errorResult(
     new ConchError(
@@ -257,15 +255,15 @@ const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
  * zod union parse (four schemas tried in turn); anything else takes it.
  */
 export function isPlainRequest(value: unknown): value is Record<string, unknown> & { id: string | number } {
-  if (!isObject(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false;
+  if (!isJsonObject(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false;
   if (typeof value.id !== 'string' && !Number.isSafeInteger(value.id)) return false;
   for (const key in value) if (!REQUEST_KEYS.has(key)) return false;
   const params = value.params;
   if (params === undefined) return true;
-  if (!isObject(params)) return false;
+  if (!isJsonObject(params)) return false;
   const meta = params._meta;
   if (meta === undefined) return true;
-  if (!isObject(meta)) return false;
+  if (!isJsonObject(meta)) return false;
   for (const key in meta) {
     if (key !== 'progressToken') return false;
     const token = meta.progressToken;
@@ -278,7 +276,7 @@ export function isPlainRequest(value: unknown): value is Record<string, unknown>
 function normalizeNulls(message: Record<string, unknown>): void {
   if (message.params === null) delete message.params;
   const params = message.params;
-  if (!isObject(params)) return;
+  if (!isJsonObject(params)) return;
   if (params._meta === null) delete params._meta;
   if (params.arguments === null) delete params.arguments;
 }
@@ -301,10 +299,6 @@ function sniffId(head: string): Id | undefined {
 function validId(id: unknown): Id | undefined {
   if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
   return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function jsonType(value: unknown): string {

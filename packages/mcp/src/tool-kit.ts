@@ -233,8 +233,6 @@ export type ToolHandlerExtra = Pick<
 /** A registered conch tool's handler: raw arguments in, the complete MCP result out; it never throws. */
 export type ConchToolHandler = (rawArgs: unknown, extra: ToolHandlerExtra) => Promise<CallToolResult>;
 
-type Extra = ToolHandlerExtra;
-
 /** Each server's conch tools: their SDK registration (to honour `enabled`) and handler. */
 const conchTools = new WeakMap<McpServer, Map<string, { tool: RegisteredTool; handler: ConchToolHandler }>>();
 
@@ -252,7 +250,7 @@ export function conchToolHandler(server: McpServer, name: string): ConchToolHand
  * operations, and progress when asked for.
  */
 export function callContextFor(
-  extra: Extra,
+  extra: ToolHandlerExtra,
   logger: Logger,
   vocabulary: Vocabulary = MCP_VOCABULARY,
 ): CallContext {
