@@ -187,7 +187,7 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ["$'\\162m' octal", "$'\\162m' victim", 'D', 'D', true],
   ['$"rm" locale string', '$"rm" victim', 'D', 'D', true],
   ['line continuation in the name', 'r\\\nm victim', 'D', 'D', true],
-  ['glob /bin/r?', '/bin/r? victim', 'D', 'D', true],
+  ['glob r? in a private bin dir', '$PWD/bin/r? victim', 'D', 'D', true],
   ['glob /b?n/rm', '/b?n/rm victim', 'D', 'D', true],
   ['glob [m]', '/usr/bin/r[m] victim', 'D', 'D', true],
   ['glob in a private bin dir', '$PWD/bin/r* victim', 'D', 'D', true],
