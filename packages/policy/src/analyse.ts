@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import {
+  type Assignment as AssignmentNode,
   type Command,
   type CommandNode,
   forEachChild,
@@ -9,8 +10,15 @@ import {
   type SyntaxNode,
   type Word,
 } from 'unbash';
+import {
+  ARITHMETIC_TEST_OPERATORS,
+  arithmeticWordValue,
+  elementSubscript,
+  parseExpandedText,
+} from './arithmetic.js';
 import { echoOutput, printfOutput } from './literal.js';
 import {
+  ARITHMETIC_BUILTINS,
   COMMAND_RUNNERS,
   type CommandRunner,
   FIND_PRIMARIES_WITH_VALUE,
@@ -28,9 +36,12 @@ import {
   assignedName,
   assignmentToArg,
   hereDocText,
-  holdsLiteralSubstitution,
-  looksLikeArithmeticInjection,
+  hidesSubstitution,
+  holdsSubscriptSubstitution,
+  isStaticWord,
+  SUBSTITUTION_SYNTAX,
   syntheticArg,
+  variableNameOf,
   wordToArg,
 } from './words.js';
 
@@ -47,6 +58,11 @@ export interface Issue {
   readonly waiver?: { readonly program: string; readonly words: readonly string[] };
   /** Denied only when the policy has an allow list. */
   readonly allowListOnly?: boolean;
+  /**
+   * Denied only when a command found inside this construct (a finding whose `parent` chain leads to it) is
+   * denied: it then says why that hidden command counts (quoted text that bash evaluates arithmetically).
+   */
+  readonly onlyWhenInnerDenied?: boolean;
 }
 
 /**
@@ -179,6 +195,8 @@ class Analyser {
   /** > 0 while analysing suffixes of a fed script. */
   private speculative = 0;
   private parsed = 0;
+  /** Arguments already checked as arithmetic text (a wrapper and the command it runs share them). */
+  private readonly checkedArguments = new WeakSet<Arg>();
 
   constructor(private readonly maxDepth: number) {}
 
@@ -217,12 +235,20 @@ class Analyser {
 
   /** Parses and walks a script (the input, or a string run as commands). */
   private script(source: string, ctx: Ctx): void {
+    if (this.withinLimits(source, ctx)) this.visit(parse(source), ctx);
+  }
+
+  /**
+   * True when `source`, met at `ctx.depth`, may be parsed: within the nesting depth and the parse budget.
+   * Otherwise records why not (a denial) and returns false.
+   */
+  private withinLimits(source: string, ctx: Ctx): boolean {
     if (ctx.depth > this.maxDepth) {
       this.construct(source, ctx, {
         rule: 'policy:too-deep',
         message: `strings run as commands are nested more than ${this.maxDepth} deep`,
       });
-      return;
+      return false;
     }
     this.parsed += source.length;
     if (this.parsed > PARSE_BUDGET) {
@@ -232,9 +258,81 @@ class Analyser {
           message: 'the input needs too much parsing to be checked',
         });
       }
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Text that bash evaluates arithmetically: `value` is the text with the shell's quotes removed (undefined
+   * when part of it is only known at run time, `hidden` then telling whether its quoted or escaped text
+   * holds substitution syntax). Quotes do not hide expansions there, so the substitutions in it are found
+   * and checked as commands, run by a construct that is denied with them; what cannot be checked is denied.
+   */
+  private arithmeticText(value: string | undefined, hidden: boolean, display: string, ctx: Ctx): void {
+    if (value === undefined) {
+      if (hidden)
+        this.construct(display, ctx, uncheckableArithmetic(display, 'part of it is only known at run time'));
       return;
     }
-    this.visit(parse(source), ctx);
+    if (!SUBSTITUTION_SYNTAX.test(value)) return;
+    const construct = this.construct(display, ctx, arithmeticIssue(display));
+    const inner: Ctx = {
+      source: value,
+      depth: ctx.depth + 1,
+      stdin: UNKNOWN,
+      parent: construct,
+      via: ARITHMETIC_VIA,
+    };
+    if (!this.withinLimits(value, inner)) return;
+    const expanded = parseExpandedText(value);
+    const parts = expanded.body?.parts;
+    if (!expanded.complete || parts === undefined) {
+      construct.issues.push(uncheckableArithmetic(display, 'its substitutions do not parse'));
+      return;
+    }
+    for (const part of parts) this.visit(part, { ...inner, source: expanded.source });
+    if (hidesSubstitution(parts)) {
+      construct.issues.push(
+        uncheckableArithmetic(
+          display,
+          'it holds escaped substitution syntax, which bash may run when it evaluates the text again',
+        ),
+      );
+    }
+  }
+
+  /** A word bash evaluates arithmetically (a subscript, an offset, a `[[ -eq ]]` operand). */
+  private arithmeticWord(word: Word, display: string, ctx: Ctx): void {
+    this.arithmeticText(
+      isStaticWord(word) ? word.value : undefined,
+      hidesSubstitution(word.parts),
+      display,
+      ctx,
+    );
+  }
+
+  /**
+   * A static string that bash would run commands from if it ever evaluated it arithmetically (an argument,
+   * an assigned value, a here-document): checked as arithmetic text, since a later `$((x))`, `[[ $x -eq 0 ]]`
+   * or `${!x}` evaluates it.
+   */
+  private storedText(value: string, display: string, ctx: Ctx): void {
+    if (holdsSubscriptSubstitution(value)) this.arithmeticText(value, false, display, ctx);
+  }
+
+  /** The subscripts of an assignment: `x[SUBSCRIPT]=…` and the elements `[SUBSCRIPT]=…` of `x=(…)`. */
+  private assignmentSubscripts(node: AssignmentNode, ctx: Ctx): void {
+    if (node.index !== undefined) this.arithmeticWord(node.index, node.text, ctx);
+    if (node.value.type !== 'ArrayValue') return;
+    for (const element of node.value.elements) {
+      if (!element.text.startsWith('[')) continue;
+      if (isStaticWord(element)) {
+        this.arithmeticText(elementSubscript(element.value), false, element.text, ctx);
+      } else {
+        this.arithmeticText(undefined, hidesSubstitution(element.parts), element.text, ctx);
+      }
+    }
   }
 
   /** A string run as commands by `finding` (bash -c, eval, trap, a literal fed to a shell …). */
@@ -336,21 +434,29 @@ class Analyser {
         this.parameterExpansion(node, ctx);
         forEachChild(node, (child) => this.visit(child, ctx));
         return;
+      case 'Assignment':
+        this.assignmentSubscripts(node, ctx);
+        forEachChild(node, (child) => this.visit(child, ctx));
+        return;
       case 'ArithmeticWord':
-        if (holdsLiteralSubstitution(node)) {
-          this.construct(ctx.source.slice(node.pos, node.end), ctx, arithmeticIssue(node.value));
-        }
+        this.arithmeticText(
+          arithmeticWordValue(node),
+          hidesSubstitution(node.parts),
+          ctx.source.slice(node.pos, node.end),
+          ctx,
+        );
+        forEachChild(node, (child) => this.visit(child, ctx));
+        return;
+      case 'ArithmeticCommand':
+        // A body the parser could not read as an expression is still arithmetic text.
+        if (node.expression === undefined) this.arithmeticText(node.body, false, node.body, ctx);
         forEachChild(node, (child) => this.visit(child, ctx));
         return;
       case 'TestBinary':
       case 'TestUnary': {
         const operands = node.type === 'TestBinary' ? [node.left, node.right] : [node.operand];
         if (ARITHMETIC_TEST_OPERATORS.has(node.operator)) {
-          for (const w of operands) {
-            if (holdsLiteralSubstitution(w)) {
-              this.construct(ctx.source.slice(node.pos, node.end), ctx, arithmeticIssue(w.value));
-            }
-          }
+          for (const w of operands) this.arithmeticWord(w, ctx.source.slice(node.pos, node.end), ctx);
         }
         forEachChild(node, (child) => this.visit(child, ctx));
         return;
@@ -369,9 +475,7 @@ class Analyser {
           });
         }
         const body = hereDocText(node);
-        if (body !== undefined && looksLikeArithmeticInjection(body)) {
-          this.construct(ctx.source.slice(node.pos, node.end), ctx, arithmeticIssue(body));
-        }
+        if (body !== undefined) this.storedText(body, ctx.source.slice(node.pos, node.end), ctx);
         forEachChild(node, (child) => this.visit(child, ctx));
         return;
       }
@@ -382,6 +486,11 @@ class Analyser {
 
   private parameterExpansion(node: ParameterExpansionPart, ctx: Ctx): void {
     const op = node.operation;
+    if (node.index !== undefined) this.arithmeticWord(node.index, node.text, ctx);
+    if (op?.type === 'Slice') {
+      this.arithmeticWord(op.offset, node.text, ctx);
+      if (op.length !== undefined) this.arithmeticWord(op.length, node.text, ctx);
+    }
     if (op === undefined) return;
     if (op.type === 'Transform' && op.operand.value.includes('P')) {
       this.construct(node.text, ctx, {
@@ -407,7 +516,10 @@ class Analyser {
       const arg = assignmentToArg(p);
       prefixArgs.push(arg);
       if (isProtectedVariable(p.name)) issues.push(protectedIssue(p.name));
-      if (arg.isStatic && looksLikeArithmeticInjection(arg.value)) issues.push(arithmeticIssue(arg.value));
+      if (arg.isStatic) this.storedText(arg.value, p.text, ctx);
+      else if (p.value.type === 'Word' && holdsHiddenSubscriptSyntax(p.value)) {
+        this.arithmeticText(undefined, true, p.text, ctx);
+      }
     }
     if (node.name === undefined) {
       const f: Finding = {
@@ -484,11 +596,23 @@ class Analyser {
     const { name, allowName } = normaliseName(first.value);
     f.name = name;
     f.allowName = allowName;
-    for (const a of args) {
-      if (a.isStatic && looksLikeArithmeticInjection(a.value)) f.issues.push(arithmeticIssue(a.value));
-    }
+    for (const a of args) this.argumentText(a, f, info.ctx);
     this.program(f, args, info);
     return f;
+  }
+
+  /**
+   * An argument as text bash may evaluate arithmetically: a static one is checked as {@link storedText}
+   * (once, though wrappers pass it on to the command they run); one only known at run time whose quoted
+   * text holds substitution syntax cannot be checked when an arithmetic builtin receives it.
+   */
+  private argumentText(a: Arg, f: Finding, ctx: Ctx): void {
+    const check = a.isStatic
+      ? holdsSubscriptSubstitution(a.value)
+      : a.hidesSubstitution === true && ARITHMETIC_BUILTINS.has(f.name);
+    if (!check || this.checkedArguments.has(a)) return;
+    this.checkedArguments.add(a);
+    this.arithmeticText(a.isStatic ? a.value : undefined, true, a.text, ctx);
   }
 
   /** Runs `inner` (a suffix of `f.args` starting at `offset`, or a new argv) as a child of `f`. */
@@ -1162,6 +1286,12 @@ class Analyser {
 
   private declaration(f: Finding, rest: Arg[]): void {
     for (const a of rest) {
+      const arrayName = a.isStatic ? undefined : variableNameOf(a);
+      if (arrayName !== undefined) {
+        // `"x[$i]"=v`: the subscript is only known at run time, the variable is not.
+        if (isProtectedVariable(arrayName)) f.issues.push(protectedIssue(arrayName));
+        continue;
+      }
       if (!a.isStatic && !/^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.test(a.text)) {
         f.issues.push({
           rule: 'policy:protected-variable',
@@ -1207,12 +1337,13 @@ class Analyser {
   }
 
   private checkVariableName(f: Finding, a: Arg): void {
-    if (!a.isStatic) {
+    const name = variableNameOf(a);
+    if (name === undefined) {
       f.issues.push({
         rule: 'policy:protected-variable',
         message: `"${f.name}" would assign a variable named at run time ("${a.text}"), which could be PATH`,
       });
-    } else if (isProtectedVariable(a.value.replace(/\[.*$/, ''))) {
+    } else if (isProtectedVariable(name)) {
       f.issues.push(protectedIssue(a.value));
     }
   }
@@ -1728,26 +1859,33 @@ function protectedIssue(name: string): Issue {
   };
 }
 
-function arithmeticIssue(value: string): Issue {
+/** A word only known at run time whose quoted text holds substitution syntax inside a subscript. */
+function holdsHiddenSubscriptSyntax(word: Word): boolean {
+  return !isStaticWord(word) && hidesSubstitution(word.parts) && word.text.includes('[');
+}
+
+/** How a command found in arithmetic text is run, for explanations. */
+const ARITHMETIC_VIA = 'in text bash evaluates arithmetically';
+
+/** Why a command found in arithmetic text counts: denied with it. */
+function arithmeticIssue(display: string): Issue {
   return {
     rule: 'policy:arithmetic-injection',
-    message: `"${value.slice(0, 60)}" holds substitution syntax where bash evaluates it arithmetically (an array subscript there runs the substitution)`,
+    message: `bash evaluates "${display.slice(0, 60)}" arithmetically, where quotes do not stop the substitutions in it from running`,
+    onlyWhenInnerDenied: true,
+  };
+}
+
+/** Arithmetic text whose substitutions cannot be checked: denied under any rule. */
+function uncheckableArithmetic(display: string, why: string): Issue {
+  return {
+    rule: 'policy:arithmetic-injection',
+    message: `bash evaluates "${display.slice(0, 60)}" arithmetically, where quotes do not stop substitutions from running, and they cannot be checked: ${why}`,
   };
 }
 
 /** Paths through which a program reads its own standard input as a file. */
 const STDIN_PATHS: ReadonlySet<string> = new Set(['/dev/stdin', '/dev/fd/0', '/proc/self/fd/0']);
-
-/** `[[ ]]` operators whose operands bash evaluates arithmetically (and so their array subscripts). */
-const ARITHMETIC_TEST_OPERATORS: ReadonlySet<string> = new Set([
-  '-eq',
-  '-ne',
-  '-lt',
-  '-le',
-  '-gt',
-  '-ge',
-  '-v',
-]);
 
 /** Redirection operators that open (and may create or truncate) the file they name. */
 const FILE_WRITING_REDIRECTS: ReadonlySet<string> = new Set(['>', '>>', '>|', '&>', '&>>', '<>']);
