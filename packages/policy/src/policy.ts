@@ -7,8 +7,9 @@ import {
   hint,
   verb,
 } from '@conch/core';
-import { analyseCommand, type Finding } from './analyse.js';
+import { analyseCommand } from './analyse.js';
 import { type PolicyConfig, parsePolicyConfig } from './config.js';
+import type { Finding } from './finding.js';
 import { DEFAULT_MAX_INPUT_BYTES, gateInput } from './gate.js';
 import {
   allowRuleMatches,
