@@ -6,16 +6,7 @@
  * A guardrail for agents, not a sandbox: see docs/policy.md.
  */
 
-export {
-  type AnalyseOptions,
-  analyseCommand,
-  type Finding,
-  HARMLESS_REDIRECT_TARGETS,
-  type Issue,
-  MAX_NESTING,
-  normaliseName,
-  REDIRECT_RULE,
-} from './analyse.js';
+export { type AnalyseOptions, analyseCommand } from './analyse.js';
 export { type AuditLog, type AuditRecord, createAuditLog } from './audit.js';
 export {
   EMPTY_POLICY_CONFIG,
@@ -29,7 +20,9 @@ export {
   policyConfigFromGeminiSettings,
   RuleSchema,
 } from './config.js';
+export type { Finding, Issue } from './finding.js';
 export { DEFAULT_MAX_INPUT_BYTES, type GateFailure, type GateOptions, gateInput } from './gate.js';
+export { normaliseName } from './names.js';
 export {
   createPolicy,
   type EvaluateOptions,
@@ -49,5 +42,7 @@ export {
   PROTECTED_VARIABLES,
   SHELL_PROGRAMS,
 } from './programs.js';
+export { HARMLESS_REDIRECT_TARGETS, REDIRECT_RULE } from './redirects.js';
 export { type CompiledRule, compileRule, type Rule, type RuleWithExamples } from './rules.js';
+export { MAX_NESTING } from './text-checks.js';
 export type { Arg } from './words.js';

@@ -7,8 +7,9 @@ import {
   hint,
   verb,
 } from '@conch/core';
-import { analyseCommand, type Finding } from './analyse.js';
+import { analyseCommand } from './analyse.js';
 import { type PolicyConfig, parsePolicyConfig } from './config.js';
+import type { Finding } from './finding.js';
 import { DEFAULT_MAX_INPUT_BYTES, gateInput } from './gate.js';
 import {
   allowRuleMatches,
@@ -134,8 +135,11 @@ export class Policy implements CommandPolicy {
     const commands: PolicyCommandVerdict[] = [];
     const denials: string[] = [];
     const listed = new Set<string>();
-    for (const f of findings) {
-      const j = this.judge(f, allowMatch);
+    const judged = findings.map((f) => this.judge(f, allowMatch));
+    this.denyWithInner(findings, judged);
+    for (let i = 0; i < findings.length; i++) {
+      const f = findings[i]!;
+      const j = judged[i]!;
       const verdict: PolicyCommandVerdict = { text: f.text, argv: argvOf(f), decision: j.decision };
       if (j.rule !== undefined) verdict.rule = j.rule;
       const key = `${verdict.text}\0${verdict.rule ?? ''}`;
@@ -170,10 +174,30 @@ export class Policy implements CommandPolicy {
     };
   }
 
+  /**
+   * Denies the constructs whose issue holds only when a command found inside them is denied (quoted text
+   * that bash evaluates arithmetically), when one is.
+   */
+  private denyWithInner(findings: readonly Finding[], judged: Judged[]): void {
+    const withDeniedInner = new Set<Finding>();
+    findings.forEach((f, i) => {
+      if (judged[i]!.decision !== 'deny') return;
+      for (let p = f.parent; p !== undefined && !withDeniedInner.has(p); p = p.parent) withDeniedInner.add(p);
+    });
+    findings.forEach((f, i) => {
+      if (judged[i]!.decision === 'deny' || !withDeniedInner.has(f)) return;
+      const issue = f.issues.find((x) => x.onlyWhenInnerDenied === true);
+      if (issue !== undefined) {
+        judged[i] = { decision: 'deny', rule: issue.rule, why: `${describeFinding(f)}: ${issue.message}` };
+      }
+    });
+  }
+
   private judge(f: Finding, allowMatch: Map<Finding, CompiledRule>): Judged {
     if (!this.active) return { decision: 'allow', rule: undefined, why: undefined };
     const where = describeFinding(f);
     for (const issue of f.issues) {
+      if (issue.onlyWhenInnerDenied === true) continue;
       if (issue.allowListOnly === true && this.allowRules.length === 0) continue;
       const waived =
         issue.waiver !== undefined &&
@@ -296,7 +320,7 @@ function describeFinding(f: Finding): string {
 }
 
 function viaText(via: string): string {
-  if (via.startsWith('in a ') || via.startsWith('text fed')) return via;
+  if (via.startsWith('in ') || via.startsWith('text fed')) return via;
   if (via === 'eval' || via === 'trap') return `in an ${via} string`;
   return `run by ${via}`;
 }

@@ -205,6 +205,29 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, CommandRunner> = new Map<strin
 /** Programs that read commands to run later from a file or their input (`at`, `batch`, `crontab`). */
 export const SCHEDULERS: ReadonlySet<string> = new Set(['at', 'batch', 'crontab']);
 
+/**
+ * Builtins that evaluate their arguments (or the array subscripts in the names they are given)
+ * arithmetically: an argument of theirs whose quoted text holds substitution syntax and that is only known
+ * at run time cannot be checked, and is denied under any rule.
+ */
+export const ARITHMETIC_BUILTINS: ReadonlySet<string> = new Set([
+  'let',
+  'declare',
+  'typeset',
+  'local',
+  'readonly',
+  'export',
+  'read',
+  'printf',
+  'unset',
+  'test',
+  '[',
+  'mapfile',
+  'readarray',
+  'getopts',
+  'wait',
+]);
+
 /** Directories whose programs are known by their base name: `/usr/bin/rm` is `rm`, `./rm` is not. */
 export const SYSTEM_BIN_DIRS: ReadonlySet<string> = new Set([
   '/bin',

@@ -1,7 +1,8 @@
 import { ConchError, ErrorCode } from '@conch/core';
 import { parse } from 'unbash';
-import type { Finding } from './analyse.js';
-import { normaliseName, REDIRECT_RULE } from './analyse.js';
+import type { Finding } from './finding.js';
+import { normaliseName } from './names.js';
+import { REDIRECT_RULE } from './redirects.js';
 import { wordToArg } from './words.js';
 
 /**

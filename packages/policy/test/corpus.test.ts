@@ -1,19 +1,9 @@
 import { spawn } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Policy } from '../src/index.js';
+import { giveToNobody, makeSandboxRoot, RUN_AS_NOBODY } from './bash-sandbox.js';
 import { CORPUS, type CorpusEntry } from './corpus.js';
 
 const denyRm = new Policy({ deny: ['rm'] });
@@ -47,11 +37,7 @@ interface RunResult {
   readonly timedOut: boolean;
 }
 
-const ROOT = mkdtempSync(join(tmpdir(), 'conch-policy-corpus-'));
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
-// As root the commands run as nobody, who must be able to reach (not list) the directories.
-if (asRoot) chmodSync(ROOT, 0o711);
+const ROOT = makeSandboxRoot('conch-policy-corpus-');
 
 /**
  * Runs one command with bash from a script file, in a fresh directory holding `victim`, `script.sh`
@@ -69,17 +55,15 @@ function runInSandbox(entry: CorpusEntry, index: number): Promise<RunResult> {
   symlinkSync('/bin/rm', join(work, 'bin', 'rm'));
   const scriptFile = join(base, 'cmd.sh');
   writeFileSync(scriptFile, entry.command);
-  if (asRoot)
-    for (const p of [
-      base,
-      work,
-      home,
-      join(work, 'bin'),
-      join(work, 'victim'),
-      join(work, 'script.sh'),
-      scriptFile,
-    ])
-      chownSync(p, NOBODY, NOBODY);
+  giveToNobody([
+    base,
+    work,
+    home,
+    join(work, 'bin'),
+    join(work, 'victim'),
+    join(work, 'script.sh'),
+    scriptFile,
+  ]);
   return new Promise((resolve) => {
     const child = spawn('bash', [scriptFile], {
       cwd: work,
@@ -98,7 +82,7 @@ function runInSandbox(entry: CorpusEntry, index: number): Promise<RunResult> {
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_TERMINAL_PROMPT: '0',
       },
-      ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}),
+      ...RUN_AS_NOBODY,
     });
     let timedOut = false;
     const killGroup = () => {

@@ -307,6 +307,9 @@ const rows: [string, string, Verdict, Verdict, boolean?][] = [
   ['$(( )) quoted subscript in echo', "echo $(( 'a[$(rm victim)]' ))", 'D', 'D', true],
   ['for (( )) quoted subscript', "for ((i='a[$(rm victim)]';0;)); do :; done", 'D', 'D', true],
   ['(( )) double-quoted subscript', '(( x = "a[\\$(rm victim)]" ))', 'D', 'D'],
+  ['assignment subscript in single quotes', "x=(); x['$(rm victim)']=1", 'D', 'D', true],
+  ['${x[…]} subscript in single quotes', "read -a x <<< 1; : ${x['$(rm victim)']}", 'D', 'D', true],
+  ['${x:offset} in single quotes', "x=1; echo ${x:'$(rm victim)'}", 'D', 'D', true],
   ['benign arithmetic', 'echo $(( 1 + 2 ))', 'A', 'D'],
   ['benign [[ -eq ]]', '[[ 3 -eq 3 ]] && ls', 'A', 'A'],
   // Wrappers that run their arguments as a command.

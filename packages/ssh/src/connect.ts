@@ -16,28 +16,19 @@
  * a password is kept only with `retainPasswordForExtraConnections`.
  */
 
-import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConchError, ErrorCode, PARAMETER_RULES } from '@conch/core';
 import { expandHomePath } from '@conch/node';
-import ssh2, {
-  type AnyAuthMethod,
-  type AuthenticationType,
-  type Client,
-  type ClientChannel,
-  type ParsedKey,
-} from 'ssh2';
+import type { Client, ClientChannel } from 'ssh2';
+import { authPlan } from './auth-plan.js';
+import { Deadline } from './deadline.js';
+import { invalidArgument } from './errors.js';
+import { forwardThrough, handshake } from './handshake.js';
+import type { HopTarget } from './hop-target.js';
+import type { HostKeyQuestion } from './host-key-decision.js';
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from './host-key-policies.js';
-import {
-  appendKnownHost,
-  checkHostKey,
-  fingerprintOf,
-  keyTypeOf,
-  knownHostsName,
-  knownKeyTypes,
-  loadKnownHosts,
-} from './known-hosts.js';
+import { fingerprintOf, keyTypeOf } from './known-hosts.js';
 import { CONNECT_PROBE, shCommand } from './remote-scripts.js';
 import {
   defaultConfigPath,
@@ -47,19 +38,6 @@ import {
   resolveHostConfig,
 } from './ssh-config.js';
 import { SshDriver } from './ssh-driver.js';
-
-/** What `confirmHostKey` is asked about: an unknown host key. */
-export interface HostKeyQuestion {
-  /** The host as known_hosts names it (HostName or HostKeyAlias). */
-  host: string;
-  port: number;
-  /** `SHA256:…` as `ssh-keygen -l` prints it. */
-  fingerprint: string;
-  /** e.g. `ssh-ed25519`. */
-  keyType: string;
-  /** True for a ProxyJump hop rather than the target. */
-  jumpHost: boolean;
-}
 
 /** Options of {@link connectSsh}: docs/tools.md `connect_ssh` in camelCase, plus the operator's and the face's hooks. */
 export interface ConnectSshOptions {
@@ -132,53 +110,6 @@ export interface SshConnection {
   policyNote?: string;
 }
 
-/** An authentication attempt in the order they are tried. */
-interface AuthAttempt {
-  /** For messages: `publickey (/path)`, `publickey (ssh-agent)`, `password`. */
-  label: string;
-  /** The server-side method it needs. */
-  method: 'publickey' | 'password';
-  make: (username: string) => AnyAuthMethod;
-  /** True when an extra connection may reuse this attempt after it succeeded. */
-  reusable: boolean;
-  /** Zeroes the secret bytes handed to ssh2 (run when a handshake ends). */
-  wipe?: () => void;
-}
-
-/** One resolved hop (a jump host or the target). */
-interface HopTarget {
-  /** As named (alias or spec). */
-  name: string;
-  hostName: string;
-  port: number;
-  username: string;
-  /** The name known_hosts uses (HostKeyAlias or HostName). */
-  knownHostsHost: string;
-  identityFiles: string[];
-  knownHostsWrite: string;
-  knownHostsRead: string[];
-  hashKnownHosts: boolean;
-  jumpHost: boolean;
-}
-
-/** Default identity files OpenSSH tries when none is configured. */
-const DEFAULT_IDENTITIES = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
-
-/** ssh2's default host key algorithms (with ed25519), reordered to prefer the types known_hosts holds. */
-const HOST_KEY_ALGORITHMS = [
-  'ssh-ed25519',
-  'ecdsa-sha2-nistp256',
-  'ecdsa-sha2-nistp384',
-  'ecdsa-sha2-nistp521',
-  'rsa-sha2-512',
-  'rsa-sha2-256',
-  'ssh-rsa',
-];
-
-function invalid(message: string, hint?: string): ConchError {
-  return new ConchError(ErrorCode.INVALID_ARGUMENT, message, hint === undefined ? {} : { hint });
-}
-
 /** A duration option under its rule (the one definition of its range and default, in `@conch/core`). */
 function checkSeconds(
   name: string,
@@ -188,7 +119,7 @@ function checkSeconds(
   const { default: fallback, min, max } = rule;
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < min || value > max) {
-    throw invalid(`Invalid ${name}: ${JSON.stringify(value)}; give seconds from ${min} to ${max}.`);
+    throw invalidArgument(`Invalid ${name}: ${JSON.stringify(value)}; give seconds from ${min} to ${max}.`);
   }
   return value;
 }
@@ -197,522 +128,11 @@ function checkPort(value: number | undefined): number | undefined {
   if (value === undefined) return undefined;
   if (!Number.isInteger(value) || value < PARAMETER_RULES.port.min || value > PARAMETER_RULES.port.max) {
     const { min, max, default: fallback } = PARAMETER_RULES.port;
-    throw invalid(
+    throw invalidArgument(
       `Invalid port: ${JSON.stringify(value)}; give an integer from ${min} to ${max} (default ${fallback}).`,
     );
   }
   return value;
-}
-
-/** A deadline that can be paused (while a person confirms a host key). */
-class Deadline {
-  private remaining: number;
-  private startedAt = Date.now();
-  private timer: NodeJS.Timeout | undefined;
-  private paused = 0;
-  private readonly onExpire: () => void;
-  expired = false;
-
-  constructor(ms: number, onExpire: () => void) {
-    this.remaining = ms;
-    this.onExpire = onExpire;
-    this.arm();
-  }
-
-  private arm(): void {
-    this.startedAt = Date.now();
-    this.timer = setTimeout(() => {
-      this.expired = true;
-      this.onExpire();
-    }, this.remaining);
-  }
-
-  pause(): void {
-    if (this.paused++ > 0 || this.expired) return;
-    clearTimeout(this.timer);
-    this.remaining = Math.max(0, this.remaining - (Date.now() - this.startedAt));
-  }
-
-  resume(): void {
-    if (--this.paused > 0 || this.expired) return;
-    this.arm();
-  }
-
-  clear(): void {
-    clearTimeout(this.timer);
-    this.expired = true;
-  }
-}
-
-/** Reads and parses a private key; errors are ConchErrors for an explicit path, undefined otherwise. */
-function loadKey(
-  path: string,
-  passphrase: string | undefined,
-  explicit: boolean,
-): { key: ParsedKey } | { skipped: string } {
-  let data: Buffer;
-  try {
-    data = readFileSync(path);
-  } catch (error) {
-    if (explicit) {
-      throw invalid(
-        `Invalid private_key_path: cannot read ${JSON.stringify(path)} (${(error as NodeJS.ErrnoException).code ?? 'error'}).`,
-        'Give the path of a readable private key file.',
-      );
-    }
-    return { skipped: 'unreadable' };
-  }
-  // A Buffer copy of the passphrase, zeroed right after use.
-  const secret = passphrase === undefined ? undefined : Buffer.from(passphrase, 'utf8');
-  const parsed = ssh2.utils.parseKey(data, secret);
-  secret?.fill(0);
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (key instanceof Error || key === undefined) {
-    const message = key instanceof Error ? key.message : 'no key';
-    const encrypted = /encrypted|passphrase|decrypt/i.test(message);
-    if (explicit) {
-      throw new ConchError(
-        ErrorCode.SSH_AUTH_FAILED,
-        encrypted
-          ? passphrase === undefined
-            ? `The private key ${path} is encrypted and no passphrase was given.`
-            : `The passphrase does not decrypt the private key ${path}.`
-          : `Cannot use the private key ${path}: ${message}.`,
-        {
-          hint: encrypted
-            ? 'Give the right passphrase, or use the ssh-agent (use_agent).'
-            : 'Give an OpenSSH, PEM or PuTTY private key.',
-        },
-      );
-    }
-    return { skipped: encrypted ? 'encrypted' : 'unparseable' };
-  }
-  if (!key.isPrivateKey()) {
-    if (explicit) throw invalid(`Invalid private_key_path: ${path} holds a public key, not a private one.`);
-    return { skipped: 'not a private key' };
-  }
-  return { key };
-}
-
-/** The agent socket to use, or undefined. */
-function agentPath(options: ConnectSshOptions): string | undefined {
-  if (options.useAgent === false) return undefined;
-  const socket = options.agentSocket ?? process.env.SSH_AUTH_SOCK;
-  return socket && existsSync(socket) ? socket : undefined;
-}
-
-/** Builds the ordered attempts for one hop. The password only ever goes to the target. */
-function authPlan(
-  options: ConnectSshOptions,
-  hop: HopTarget,
-  withPassword: boolean,
-  skipped: string[],
-): AuthAttempt[] {
-  const attempts: AuthAttempt[] = [];
-  const addKey = (path: string, key: ParsedKey) => {
-    const attempt: AuthAttempt = {
-      label: `publickey (${path})`,
-      method: 'publickey',
-      make: (username) => ({ type: 'publickey', username, key }),
-      reusable: true,
-    };
-    attempts.push(attempt);
-  };
-  if (options.privateKeyPath !== undefined) {
-    const path = expandHomePath(options.privateKeyPath);
-    const loaded = loadKey(path, options.passphrase, !hop.jumpHost);
-    if ('key' in loaded) addKey(path, loaded.key);
-  }
-  const agent = agentPath(options);
-  if (agent) {
-    attempts.push({
-      label: 'publickey (ssh-agent)',
-      method: 'publickey',
-      make: (username) => ({ type: 'agent', username, agent }),
-      reusable: true,
-    });
-  }
-  const files =
-    hop.identityFiles.length > 0
-      ? hop.identityFiles
-      : options.privateKeyPath === undefined
-        ? DEFAULT_IDENTITIES.map((f) => join(homedir(), '.ssh', f)).filter((f) => existsSync(f))
-        : [];
-  for (const file of files) {
-    if (options.privateKeyPath !== undefined && expandHomePath(options.privateKeyPath) === file) continue;
-    const loaded = loadKey(
-      file,
-      options.privateKeyPath === undefined ? options.passphrase : undefined,
-      false,
-    );
-    if ('key' in loaded) addKey(file, loaded.key);
-    else if (loaded.skipped !== 'unreadable') skipped.push(`${file} (${loaded.skipped})`);
-  }
-  if (withPassword && options.password !== undefined) {
-    const password = options.password;
-    // ssh2 takes a Buffer too: hand it a copy that is zeroed once the handshake ends, so that no live
-    // object (ssh2 keeps its last auth request) holds the password after connecting.
-    const copies: Buffer[] = [];
-    attempts.push({
-      label: 'password',
-      method: 'password',
-      make: (username) => {
-        const copy = Buffer.from(password, 'utf8');
-        copies.push(copy);
-        return { type: 'password', username, password: copy as unknown as string };
-      },
-      reusable: options.retainPasswordForExtraConnections === true,
-      wipe: () => {
-        for (const copy of copies.splice(0)) copy.fill(0);
-      },
-    });
-  }
-  return attempts;
-}
-
-/** Maps an ssh2 connection error to docs/tools.md. */
-function connectionError(error: unknown, hop: HopTarget, timeoutS: number): ConchError {
-  if (ConchError.is(error)) return error;
-  const e = error as Error & { level?: string; code?: string };
-  const where = `${hop.hostName}:${hop.port}${hop.jumpHost ? ' (jump host)' : ''}`;
-  const codes: Record<string, string> = {
-    ECONNREFUSED: 'connection refused: nothing listens there',
-    EHOSTUNREACH: 'host unreachable',
-    ENETUNREACH: 'network unreachable',
-    ETIMEDOUT: 'connection timed out',
-    ENOTFOUND: 'unknown host name',
-    EAI_AGAIN: 'host name lookup failed',
-    ECONNRESET: 'connection reset',
-  };
-  const detail = (e.code && codes[e.code]) ?? e.message ?? String(error);
-  return new ConchError(ErrorCode.SSH_UNREACHABLE, `Cannot reach ${where}: ${detail}.`, {
-    hint: `Check the host name and port, that sshd runs there, and the network. connect_timeout is ${timeoutS} s.`,
-    data: { host: hop.hostName, port: hop.port, ...(e.code ? { code: e.code } : {}) },
-    cause: error,
-  });
-}
-
-/** Everything a handshake needs for one hop. */
-interface HandshakeParams {
-  hop: HopTarget;
-  sock: NodeJS.ReadableStream | undefined;
-  /** Emptied when the handshake ends, so that the client's listeners keep no credential alive. */
-  attempts: AuthAttempt[];
-  policy: HostKeyPolicy;
-  /** Exactly this key must be presented (extra connections); skips known_hosts. */
-  pinnedKey?: Buffer;
-  confirmHostKey: ConnectSshOptions['confirmHostKey'];
-  deadline: Deadline;
-  keepaliveMs: number;
-  keepaliveCountMax: number;
-  timeoutS: number;
-  track: (client: Client) => void;
-  /** Identity files that could not be used (e.g. encrypted without a passphrase), for the failure message. */
-  skipped?: string[];
-}
-
-/** What one successful handshake gives. */
-interface HandshakeResult {
-  client: Client;
-  banner: string;
-  hostKey: Buffer;
-  succeeded: AuthAttempt;
-  policyNote?: string;
-}
-
-/** Connects, verifies the host key before any credential goes out, and authenticates one hop. */
-function handshake(p: HandshakeParams): Promise<HandshakeResult> {
-  const { hop } = p;
-  const client = new ssh2.Client();
-  p.track(client);
-  let banner = '';
-  let rejection: ConchError | undefined;
-  let accepted: Buffer | undefined;
-  let policyNote: string | undefined;
-  let current: AuthAttempt | undefined;
-  const tried: string[] = [];
-  let serverMethods: string[] | undefined;
-  let index = 0;
-
-  const reject = (error: ConchError): false => {
-    rejection = error;
-    return false;
-  };
-
-  const decide = async (key: Buffer): Promise<boolean> => {
-    const fingerprint = fingerprintOf(key);
-    const keyType = keyTypeOf(key);
-    const where = knownHostsName(hop.knownHostsHost, hop.port);
-    if (accepted) return accepted.equals(key); // a re-key must present the same key
-    if (p.pinnedKey) {
-      if (p.pinnedKey.equals(key)) return true;
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `The host key of ${where} changed while connected: it was ${fingerprintOf(p.pinnedKey)}, now ${fingerprint}.`,
-          {
-            data: { host: where, fingerprint, known_fingerprints: [fingerprintOf(p.pinnedKey)] },
-          },
-        ),
-      );
-    }
-    const entries = loadKnownHosts(hop.knownHostsRead);
-    const status = checkHostKey(entries, hop.knownHostsHost, hop.port, key);
-    if (status.status === 'known') return true;
-    if (status.status === 'revoked') {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `The host key ${fingerprint} of ${where} is marked @revoked in known_hosts.`,
-          {
-            hint: "The key was revoked on purpose; ask the host's administrator.",
-            data: { host: where, fingerprint },
-          },
-        ),
-      );
-    }
-    if (status.status === 'changed') {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `HOST KEY CHANGED for ${where}: the server presents ${keyType} key ${fingerprint}, but known_hosts has ${status.knownFingerprints.join(', ')} (${status.sources.join(', ')}). Someone may be intercepting the connection, or the host was re-installed.`,
-          {
-            hint: `A changed key is refused under every host_key_policy (insecure included). If the change is expected, remove the old key (ssh-keygen -R '${where}' -f ${hop.knownHostsWrite}) and connect again. No credential was sent.`,
-            data: {
-              host: where,
-              fingerprint,
-              key_type: keyType,
-              known_fingerprints: status.knownFingerprints,
-              known_hosts: status.sources,
-            },
-          },
-        ),
-      );
-    }
-    // Unknown key.
-    if (p.policy === 'insecure') {
-      policyNote = `host_key_policy "insecure": accepted unknown ${keyType} key ${fingerprint} for ${where} WITHOUT verification; nothing was recorded.`;
-      return true;
-    }
-    const record = (): string => {
-      try {
-        appendKnownHost(hop.knownHostsWrite, hop.knownHostsHost, hop.port, key, hop.hashKnownHosts);
-        return `recorded new ${keyType} key ${fingerprint} for ${where} in ${hop.knownHostsWrite}.`;
-      } catch (error) {
-        return `accepted new ${keyType} key ${fingerprint} for ${where}, but could not record it in ${hop.knownHostsWrite}: ${(error as Error).message}.`;
-      }
-    };
-    const data = { host: where, fingerprint, key_type: keyType };
-    if (p.policy === 'accept-new') {
-      policyNote = `host_key_policy "accept-new": ${record()}`;
-      return true;
-    }
-    if (p.policy === 'strict') {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `Unknown host key for ${where}: ${keyType} ${fingerprint} is not in known_hosts and host_key_policy is "strict".`,
-          {
-            hint: `Verify the fingerprint with the host's administrator, then add the key to ${hop.knownHostsWrite} (e.g. ssh-keyscan -p ${hop.port} ${hop.hostName}) or connect once with host_key_policy "accept-new".`,
-            data,
-          },
-        ),
-      );
-    }
-    // ask
-    if (!p.confirmHostKey) {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `Unknown host key for ${where}: ${keyType} ${fingerprint}. conch could not ask a person to confirm it.`,
-          {
-            hint: `Verify the fingerprint, then connect with host_key_policy "accept-new" (records it) or add it to ${hop.knownHostsWrite}.`,
-            data,
-          },
-        ),
-      );
-    }
-    p.deadline.pause();
-    let yes: boolean;
-    try {
-      yes = await p.confirmHostKey({
-        host: hop.knownHostsHost,
-        port: hop.port,
-        fingerprint,
-        keyType,
-        jumpHost: hop.jumpHost,
-      });
-    } catch (error) {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `Unknown host key for ${where}: ${keyType} ${fingerprint}; asking for confirmation failed: ${(error as Error).message}.`,
-          {
-            hint: `Connect with host_key_policy "accept-new" or add the key to ${hop.knownHostsWrite}.`,
-            data,
-          },
-        ),
-      );
-    } finally {
-      p.deadline.resume();
-    }
-    if (!yes) {
-      return reject(
-        new ConchError(
-          ErrorCode.SSH_HOST_KEY_REJECTED,
-          `The host key ${keyType} ${fingerprint} of ${where} was not accepted.`,
-          { data },
-        ),
-      );
-    }
-    policyNote = `host key confirmed by the user: ${record()}`;
-    return true;
-  };
-
-  const known = knownKeyTypes(loadKnownHosts(hop.knownHostsRead), hop.knownHostsHost, hop.port).flatMap(
-    (t) => (t === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [t]),
-  );
-  const preferred = [
-    ...new Set([...known.filter((t) => HOST_KEY_ALGORITHMS.includes(t)), ...HOST_KEY_ALGORITHMS]),
-  ];
-
-  const forgetCredentials = () => {
-    for (const attempt of p.attempts) attempt.wipe?.();
-    p.attempts = [];
-    current = undefined;
-  };
-
-  return new Promise<HandshakeResult>((resolve, rejectPromise) => {
-    let settled = false;
-    const fail = (error: ConchError) => {
-      if (settled) return;
-      settled = true;
-      forgetCredentials();
-      client.destroy();
-      rejectPromise(error);
-    };
-    client.on('banner', (message: string) => {
-      banner += message;
-    });
-    client.on('ready', () => {
-      if (settled || !current || !accepted) return;
-      settled = true;
-      const succeeded = current;
-      forgetCredentials();
-      resolve({ client, banner, hostKey: accepted, succeeded, ...(policyNote ? { policyNote } : {}) });
-    });
-    client.on('error', (error: Error & { level?: string }) => {
-      if (rejection) return fail(rejection);
-      if (error.level === 'client-authentication') {
-        const methods =
-          tried.length > 0 ? tried.join(', ') : 'none (no password, key or agent was available)';
-        fail(
-          new ConchError(
-            ErrorCode.SSH_AUTH_FAILED,
-            `Authentication failed for ${hop.username}@${hop.hostName}:${hop.port}${hop.jumpHost ? ' (jump host)' : ''}. Tried: ${methods}.${serverMethods ? ` The server accepts: ${serverMethods.join(', ')}.` : ''}${p.skipped?.length ? ` Not usable: ${p.skipped.join('; ')}.` : ''}`,
-            {
-              hint: 'Check the username, then give password, private_key_path (+ passphrase) or an ssh-agent with the right key (use_agent).',
-              data: {
-                username: hop.username,
-                host: hop.hostName,
-                port: hop.port,
-                methods_tried: tried,
-                ...(serverMethods ? { server_methods: serverMethods } : {}),
-              },
-            },
-          ),
-        );
-        return;
-      }
-      fail(connectionError(error, hop, p.timeoutS));
-    });
-    client.on('close', () => {
-      if (rejection) return fail(rejection);
-      fail(
-        new ConchError(
-          ErrorCode.SSH_UNREACHABLE,
-          `The connection to ${hop.hostName}:${hop.port} closed during the SSH handshake.`,
-          {
-            hint: 'The server dropped the connection (too many unauthenticated connections, a firewall, or not an SSH server).',
-          },
-        ),
-      );
-    });
-    const verifier = (key: Buffer, verify: (valid: boolean) => void) => {
-      decide(key).then(
-        (ok) => {
-          if (ok) accepted ??= Buffer.from(key);
-          verify(ok);
-        },
-        (error: unknown) => {
-          reject(
-            new ConchError(
-              ErrorCode.SSH_HOST_KEY_REJECTED,
-              `Host key check failed: ${(error as Error).message}`,
-            ),
-          );
-          verify(false);
-        },
-      );
-    };
-    const authHandler = (
-      methodsLeft: AuthenticationType[] | null,
-      _partial: boolean | null,
-      next: (m: AnyAuthMethod | false) => void,
-    ) => {
-      if (methodsLeft) serverMethods = methodsLeft;
-      while (index < p.attempts.length) {
-        const attempt = p.attempts[index++]!;
-        if (methodsLeft && !methodsLeft.includes(attempt.method)) continue;
-        current = attempt;
-        tried.push(attempt.label);
-        next(attempt.make(hop.username));
-        return;
-      }
-      current = undefined;
-      next(false);
-    };
-    try {
-      client.connect({
-        host: hop.hostName,
-        port: hop.port,
-        username: hop.username,
-        ...(p.sock ? { sock: p.sock as never } : {}),
-        readyTimeout: 0,
-        keepaliveInterval: p.keepaliveMs,
-        keepaliveCountMax: p.keepaliveCountMax,
-        hostVerifier: verifier,
-        authHandler: authHandler as never,
-        algorithms: { serverHostKey: preferred as never },
-      });
-    } catch (error) {
-      fail(connectionError(error, hop, p.timeoutS));
-    }
-  });
-}
-
-/** Opens a TCP stream to host:port through an authenticated jump client. */
-function forwardThrough(jump: Client, hop: HopTarget, timeoutS: number): Promise<NodeJS.ReadableStream> {
-  return new Promise((resolve, reject) => {
-    try {
-      jump.forwardOut('127.0.0.1', 0, hop.hostName, hop.port, (error, stream) => {
-        if (error) {
-          reject(
-            new ConchError(
-              ErrorCode.SSH_UNREACHABLE,
-              `The jump host could not reach ${hop.hostName}:${hop.port}: ${error.message}.`,
-              {
-                hint: `Check the target's HostName and Port as the jump host sees them, and that the jump host allows TCP forwarding. connect_timeout is ${timeoutS} s.`,
-                cause: error,
-              },
-            ),
-          );
-        } else resolve(stream);
-      });
-    } catch (error) {
-      reject(connectionError(error, hop, timeoutS));
-    }
-  });
 }
 
 /**
@@ -724,14 +144,14 @@ function forwardThrough(jump: Client, hop: HopTarget, timeoutS: number): Promise
  */
 export async function connectSsh(options: ConnectSshOptions): Promise<SshConnection> {
   if (typeof options.host !== 'string' || options.host.trim() === '' || /\s/.test(options.host.trim())) {
-    throw invalid(
+    throw invalidArgument(
       `Invalid host: ${JSON.stringify(options.host)}.`,
       'Give a host name, an address, or an alias from ~/.ssh/config.',
     );
   }
   const policy = options.hostKeyPolicy ?? 'ask';
   if (!HOST_KEY_POLICIES.includes(policy)) {
-    throw invalid(
+    throw invalidArgument(
       `Invalid host_key_policy: ${JSON.stringify(policy)}. Valid policies: ${HOST_KEY_POLICIES.join(', ')}.`,
       '"ask" (default) asks a person about unknown keys; "accept-new" records them; "strict" refuses them; "insecure" accepts them unverified without recording them. A changed key is refused under every policy.',
     );
@@ -739,7 +159,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
   const allowed = options.allowedPolicies ?? HOST_KEY_POLICIES;
   if (!allowed.includes(policy)) {
     const forbidden = HOST_KEY_POLICIES.filter((p) => !allowed.includes(p));
-    throw invalid(
+    throw invalidArgument(
       `host_key_policy "${policy}" is forbidden by the server's configuration (forbidden: ${forbidden.join(', ')}).`,
       `Allowed policies: ${allowed.join(', ')}.`,
     );
@@ -752,14 +172,14 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
   );
   const keepaliveCountMax = options.keepaliveCountMax ?? 3;
   if (!Number.isInteger(keepaliveCountMax) || keepaliveCountMax < 1 || keepaliveCountMax > 100) {
-    throw invalid(
+    throw invalidArgument(
       `Invalid keepalive count: ${keepaliveCountMax}; give an integer from 1 to 100 (default 3).`,
     );
   }
   const spec = parseHostSpec(options.host.trim());
   const requestedPort = checkPort(options.port ?? spec.port);
   if (options.username !== undefined && (typeof options.username !== 'string' || options.username === '')) {
-    throw invalid(`Invalid username: ${JSON.stringify(options.username)}.`);
+    throw invalidArgument(`Invalid username: ${JSON.stringify(options.username)}.`);
   }
   const configPath = options.configPath === undefined ? defaultConfigPath() : options.configPath;
   const globalKnownHosts =
@@ -853,7 +273,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
     const hops: JumpSpec[] = [];
     const seen = new Set<string>([target.name]);
     const expandJumps = (jumps: JumpSpec[], depth: number) => {
-      if (depth > 8) throw invalid('ProxyJump chain is too deep (more than 8 hops, or a loop).');
+      if (depth > 8) throw invalidArgument('ProxyJump chain is too deep (more than 8 hops, or a loop).');
       for (const jump of jumps) {
         if (hops.length === 0) {
           const cfg = resolveHop(jump.host, jump.port, jump.username, true);

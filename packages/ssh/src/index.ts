@@ -6,7 +6,8 @@
 /** One remote terminal channel (the driver's `TerminalProcess`). */
 export { SshChannelProcess } from './channel-process.js';
 /** Connects to a host (docs/tools.md `connect_ssh`); its options, result, host-key question and policies. */
-export { type ConnectSshOptions, connectSsh, type HostKeyQuestion, type SshConnection } from './connect.js';
+export { type ConnectSshOptions, connectSsh, type SshConnection } from './connect.js';
+export type { HostKeyQuestion } from './host-key-decision.js';
 /** The host key policies (also `@conch/ssh/host-key-policies`, which does not load ssh2). */
 export { HOST_KEY_POLICIES, type HostKeyPolicy } from './host-key-policies.js';
 /** known_hosts: parsing, lookup, fingerprints, recording. */
