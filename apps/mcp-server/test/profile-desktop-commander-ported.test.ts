@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type DcResult as Dc, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-dc-ported-'));
 /** Every process a test started: all must be gone once the servers closed. */
@@ -25,14 +25,6 @@ afterAll(async () => {
   });
   rmSync(work, { recursive: true, force: true });
 });
-
-interface Dc {
-  pid: number;
-  status: string;
-  exit_code?: number | null;
-  command_id: string;
-  text: string;
-}
 
 /** The profile under test, with extra flags. */
 function server(...args: string[]): Promise<ServerHandle> {

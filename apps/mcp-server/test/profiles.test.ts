@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { descendants, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import {
+  type DcResult as Dc,
+  descendants,
+  isAlive,
+  type ServerHandle,
+  startServer,
+  waitFor,
+} from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-profiles-'));
 /** Every OS pid a test saw; all must be gone once the servers closed. */
@@ -43,14 +50,6 @@ describe('--profile desktop-commander', () => {
     h = await startServer({ args: ['--profile', 'desktop-commander', '--cwd', work] });
   });
   afterAll(async () => h?.close());
-
-  interface Dc {
-    pid: number;
-    status: string;
-    exit_code?: number | null;
-    command_id: string;
-    text: string;
-  }
 
   test('tools/list is exactly the Desktop Commander process tools, with their parameters and defaults', () => {
     expect(h.tools.map((t) => t.name)).toEqual([
