@@ -299,7 +299,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('close')
     .description('Close a session: its shell and every command in it are killed.')
-    .argument('<session>', 'the session id')
+    .argument('<session>', 'the session id or name')
     .option('--json', 'print JSON')
     .action((session: string, options) =>
       run(() =>
@@ -359,7 +359,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description(
       "Watch a session live in this terminal and type into it (take over from the agent); detach with ctrl+]. The session's size follows this window while attached. Under a command policy the view is read-only unless --take-over is given.",
     )
-    .argument('<session>', 'the session id (e.g. default; conch sessions lists them)')
+    .argument('<session>', 'the session id or name (e.g. default; conch sessions lists them)')
     .option(
       '--take-over',
       'type into the session even under a command policy (keystrokes are not checked by it)',

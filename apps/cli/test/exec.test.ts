@@ -1,7 +1,7 @@
 import { pidsWithEnv } from '@conch/node/testing';
 import { VERB_PARAMETERS } from '@conch/service';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import { type CliHome, connectDaemonMcp, createHome, isRunning, waitUntil } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
@@ -85,6 +85,26 @@ describe('conch exec through the daemon', () => {
       sessions: { session_id: string }[];
     };
     expect(sessions.sessions.map((s) => s.session_id)).toContain('default');
+  });
+
+  it('--session and close take a session name as well as an id', async () => {
+    // A named session made over MCP in the same daemon (`conch mcp --daemon`), then used by name.
+    const client = await connectDaemonMcp(home);
+    const made = await client.callTool({ name: 'create_local', arguments: { name: 'work' } });
+    const id = (made.structuredContent as { session_id: string }).session_id;
+    await client.close();
+    const cd = await home.conch(['exec', '--session', 'work', '--json', '--', 'cd /tmp']);
+    expect(cd.code).toBe(0);
+    expect((JSON.parse(cd.stdout) as { session_id: string }).session_id).toBe(id);
+    const pwd = await home.conch(['exec', '--session', 'work', '--', 'pwd']);
+    expect(pwd.stdout.trim()).toBe('/tmp');
+    // The default session did not move.
+    expect((await home.conch(['exec', '--', 'pwd'])).stdout.trim()).not.toBe('/tmp');
+    const closed = await home.conch(['close', 'work']);
+    expect(closed.code).toBe(0);
+    const gone = await home.conch(['exec', '--session', 'work', '--', 'true']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('Invalid session_id: "work"');
   });
 });
 

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAlive } from '@conch/node/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import * as pty from 'node-pty';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -89,6 +91,20 @@ export function createHome(): CliHome {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** An MCP client of `conch mcp --daemon` in `home`: it speaks to the same daemon as `home.conch`. */
+export async function connectDaemonMcp(home: CliHome): Promise<Client> {
+  const client = new Client({ name: 'test', version: '0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp', '--daemon'],
+      env: home.env as Record<string, string>,
+      stderr: 'pipe',
+    }),
+  );
+  return client;
 }
 
 /** `conch` running on a real pseudo-terminal: what it printed so far, and its exit code once it exits. */

@@ -1,7 +1,6 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome } from './harness.js';
+import { type CliHome, connectDaemonMcp, createHome } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
@@ -11,17 +10,8 @@ afterEach(async () => {
   await home.dispose();
 });
 
-async function connect(): Promise<Client> {
-  const client = new Client({ name: 'test', version: '0' });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [BIN, 'mcp', '--daemon'],
-      env: home.env as Record<string, string>,
-      stderr: 'pipe',
-    }),
-  );
-  return client;
+function connect(): Promise<Client> {
+  return connectDaemonMcp(home);
 }
 
 describe('conch mcp --daemon', () => {

@@ -76,6 +76,15 @@ export interface CommandResult {
   new_shell?: true;
 }
 
+/** The structuredContent of the `desktop-commander` profile's process tools, as the tests read it. */
+export interface DcResult {
+  pid: number;
+  status: string;
+  exit_code?: number | null;
+  command_id: string;
+  text: string;
+}
+
 /** The docs/tools.md error shape. */
 export interface ErrorInfo {
   code: string;

@@ -10,7 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { descendants, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import {
+  type DcResult as Dc,
+  descendants,
+  isAlive,
+  type ServerHandle,
+  startServer,
+  waitFor,
+} from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-profiles-'));
 /** Every OS pid a test saw; all must be gone once the servers closed. */
@@ -43,14 +50,6 @@ describe('--profile desktop-commander', () => {
     h = await startServer({ args: ['--profile', 'desktop-commander', '--cwd', work] });
   });
   afterAll(async () => h?.close());
-
-  interface Dc {
-    pid: number;
-    status: string;
-    exit_code?: number | null;
-    command_id: string;
-    text: string;
-  }
 
   test('tools/list is exactly the Desktop Commander process tools, with their parameters and defaults', () => {
     expect(h.tools.map((t) => t.name)).toEqual([
@@ -131,7 +130,7 @@ describe('--profile desktop-commander', () => {
     expect(again.text).toBe(page.text);
   });
 
-  test('read_process_output offset 0 returns the new output of a running process', async () => {
+  test('read_process_output offset 0: what start_process showed comes again, then only what is new', async () => {
     const r = await h.ok<Dc>('start_process', {
       command: `echo one; read x; echo "two $x"; sleep 300`,
       timeout_ms: 5000,
@@ -143,13 +142,19 @@ describe('--profile desktop-commander', () => {
       input: 'go',
       wait_for_prompt: false,
     });
-    expect(sent.text).toMatch(/^✅ Input sent to process \d+\./);
-    const next = await h.ok<Dc>('read_process_output', { pid: r.pid, timeout_ms: 5000 });
-    expect(next.text).toMatch(/^\[Reading \d+ new lines \(total: \d+ lines\)\]/);
-    expect(next.text).not.toMatch(/\bone\b/);
-    // The answer is in the read, or (when it came before the input call returned) in that call's result:
-    // never lost between the two.
-    expect(`${sent.text}\n${next.text}`).toContain('two go');
+    expect(sent.text).toBe(`✅ Input sent to process ${r.pid}. Use read_process_output to get the response.`);
+    // As in Desktop Commander, only read_process_output moves its "new output" cursor.
+    const reads: string[] = [];
+    await waitFor(async () => {
+      const next = await h.ok<Dc>('read_process_output', { pid: r.pid, timeout_ms: 5000 });
+      expect(next.text).toMatch(/^\[Reading \d+ new lines \(total: \d+ lines\)\]/);
+      reads.push(next.text);
+      return reads.join('\n').includes('two go');
+    });
+    expect(reads[0]).toMatch(/\bone\b/);
+    expect(reads.join('\n').match(/\bone\b/g)).toHaveLength(1);
+    const after = await h.ok<Dc>('read_process_output', { pid: r.pid, timeout_ms: 200 });
+    expect(after.text).not.toMatch(/\bone\b|two go/);
     await h.ok('force_terminate', { pid: r.pid });
   });
 
@@ -161,7 +166,8 @@ describe('--profile desktop-commander', () => {
     const tree = [r.pid, ...descendants(r.pid)];
     for (const p of tree) seenPids.add(p);
     const list = await h.call('list_sessions', {});
-    expect(list.text).toMatch(new RegExp(`PID: ${r.pid}, Blocked: false, Runtime: \\d+s`));
+    // Blocked: true = still running when start_process returned, as in Desktop Commander.
+    expect(list.text).toMatch(new RegExp(`PID: ${r.pid}, Blocked: true, Runtime: \\d+s`));
     const killed = await h.call('force_terminate', { pid: r.pid });
     expect(killed.text).toBe(`Successfully initiated termination of session ${r.pid}`);
     await waitFor(() => tree.every((p) => !isAlive(p)), { timeoutMs: 10_000 });

@@ -41,7 +41,10 @@ function param<
 
 /** Parameters several verbs share, with the same meaning everywhere. */
 const shared = {
-  session_id: param('session_id', 'Default: the local session "default" (made on first use).'),
+  session_id: param(
+    'session_id',
+    'A session id, or a session name. Default: the local session "default" (made on first use).',
+  ),
   command_id: param('command_id', 'From execute (or list_processes).', {
     required: true,
   }),
@@ -126,7 +129,7 @@ export const VERB_PARAMETERS = {
   },
   list_processes: {
     filter: param('process_filter', 'Only commands whose text or id contains this (any case).'),
-    session_id: param('session_id', 'Only the commands of this session. Default: all.'),
+    session_id: param('session_id', 'Only the commands of this session (id or name). Default: all.'),
     include_finished: param('include_finished', 'Include ended commands; false = running only.'),
   },
   kill_process: {
@@ -149,7 +152,9 @@ export const VERB_PARAMETERS = {
   },
   list_sessions: {},
   close_session: {
-    session_id: param('session_id', 'The session to close ("default" included).', { required: true }),
+    session_id: param('session_id', 'The session to close, by id or name ("default" included).', {
+      required: true,
+    }),
   },
   check_command: {
     command: param('command', 'The command line to check, as execute would get it.', { required: true }),

@@ -54,6 +54,39 @@ describe('SessionManager', () => {
     expect(r.command_id).toMatch(/^c_[a-z2-7]{10}$/);
   });
 
+  it('a session reference is its id, else its unique name; an ambiguous name names the ids', async () => {
+    const { clock, manager } = setup();
+    const work = await settled(clock, manager.createLocal({ name: 'work' }));
+    const r = await settled(clock, manager.execute({ command: 'echo hi', session_id: 'work' }));
+    expect(r.session_id).toBe(work.session_id);
+    expect(manager.listProcesses({ session_id: 'work' }).processes.map((p) => p.command_id)).toEqual([
+      r.command_id,
+    ]);
+    // An id wins over a name: a session named like another's id does not take its place.
+    const impostor = await settled(clock, manager.createLocal({ name: work.session_id }));
+    expect(manager.getSession(work.session_id).id).toBe(work.session_id);
+    const twin = await settled(clock, manager.createLocal({ name: 'work' }));
+    const ambiguous = (() => {
+      try {
+        manager.getSession('work');
+      } catch (error) {
+        return error as ConchError;
+      }
+      throw new Error('an ambiguous name was accepted');
+    })();
+    expect(ambiguous.code).toBe('INVALID_ARGUMENT');
+    expect(ambiguous.message).toContain(work.session_id);
+    expect(ambiguous.message).toContain(twin.session_id);
+    const scratch = await settled(clock, manager.createLocal({ name: 'scratch' }));
+    const closed = await settled(clock, manager.closeSession('scratch'));
+    expect(closed.session_id).toBe(scratch.session_id);
+    expect(manager.listSessions().map((s) => s.session_id)).not.toContain(scratch.session_id);
+    expect(impostor.name).toBe(work.session_id);
+    await expect(settled(clock, manager.closeSession('nope'))).rejects.toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+    });
+  });
+
   it('tracks cwd after completed foreground commands, and cwd= runs a cd first', async () => {
     const { clock, manager } = setup();
     const cd = await settled(clock, manager.execute({ command: 'cd /srv' }));

@@ -307,15 +307,28 @@ export class SessionManager implements ParameterContext {
     return [...this.sessions.values()].map((s) => s.toInfo());
   }
 
-  /** The session with this id (for faces that need the object, e.g. SSH reconnect). */
+  /**
+   * The session a reference names (for faces that need the object, e.g. SSH reconnect): the session with
+   * that id, else the one session with that name. A name that several sessions carry is refused
+   * (`INVALID_ARGUMENT`, naming their ids); an unknown reference is `SESSION_NOT_FOUND`.
+   */
   getSession(sessionId: string): Session {
-    const session = this.sessions.get(sessionId);
-    if (!session) {
-      throw new ConchError(ErrorCode.SESSION_NOT_FOUND, `Invalid session_id: ${JSON.stringify(sessionId)}.`, {
-        hint: hint`Valid session ids: ${[...this.sessions.keys()].join(', ') || '(none)'}; call ${verb('listSessions')}.`,
-      });
+    const byId = this.sessions.get(sessionId);
+    if (byId) return byId;
+    const named = [...this.sessions.values()].filter((s) => s.name === sessionId);
+    const [only] = named;
+    if (only && named.length === 1) return only;
+    if (named.length > 1) {
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Ambiguous session name ${JSON.stringify(sessionId)}: sessions ${named.map((s) => s.id).join(', ')} are all named so.`,
+        { hint: 'Give one of those session ids instead of the name.' },
+      );
     }
-    return session;
+    const open = [...this.sessions.values()].map((s) => (s.name === s.id ? s.id : `${s.id} (${s.name})`));
+    throw new ConchError(ErrorCode.SESSION_NOT_FOUND, `Invalid session_id: ${JSON.stringify(sessionId)}.`, {
+      hint: hint`Valid session ids (names in brackets, also accepted): ${open.join(', ') || '(none)'}; call ${verb('listSessions')}.`,
+    });
   }
 
   /**
@@ -436,13 +449,13 @@ export class SessionManager implements ParameterContext {
     }
     await session.close(graceMs);
     for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
-    this.sessions.delete(sessionId);
+    this.sessions.delete(session.id);
     for (const id of session.commandIds) this.forgetCommand(id);
     void session.driver.removePrivateFile(session.envFile).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
     if (session.kind === 'ssh' && !stillUsed) await session.driver.dispose().catch(() => {});
-    return { session_id: sessionId, closed: true, killed_command_ids: killed };
+    return { session_id: session.id, closed: true, killed_command_ids: killed };
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -627,10 +640,10 @@ export class SessionManager implements ParameterContext {
     this.prune();
     const includeFinished = resolveParameter('include_finished', request.include_finished, this);
     const filter = request.filter?.toLowerCase();
-    if (request.session_id !== undefined) this.getSession(request.session_id);
+    const sessionId = request.session_id === undefined ? undefined : this.getSession(request.session_id).id;
     const processes = [...this.commands.values()]
       .filter((c) => includeFinished || !c.ended)
-      .filter((c) => request.session_id === undefined || c.sessionId === request.session_id)
+      .filter((c) => sessionId === undefined || c.sessionId === sessionId)
       .filter((c) => filter === undefined || c.text.toLowerCase().includes(filter) || c.id.includes(filter))
       .map((c) => c.toProcessInfo());
     return { processes };

@@ -70,4 +70,23 @@ describe('OutputLog: bounded memory under a 100 MB flood', () => {
     expect(read.truncated).toBe(true);
     expect(growth).toBeLessThan(150 * MB);
   });
+
+  it('pages through huge lines kept in the spill reading about as much as the page returns', () => {
+    const spill = new MemorySpill({});
+    let charsRead = 0;
+    const readLines = spill.readLines.bind(spill);
+    spill.readLines = (from, count) => {
+      const lines = readLines(from, count);
+      for (const line of lines) charsRead += line.length;
+      return lines;
+    };
+    const log = new OutputLog({ spill });
+    flood(log, enc.encode('x'.repeat(256 * 1024)), 100 * MB);
+    // Lines 0-91 have left the 8 MB ring: a page from line 0 reads them from the spill.
+    const page = log.page({ offset: 0, length: 1000, maxChars: 30_000 });
+    expect(page.lines).toHaveLength(1);
+    expect(page.info.remaining_lines).toBe(99);
+    // One 1 Mi-character line is needed; reading the 92 in the spill would take 92 Mi characters.
+    expect(charsRead).toBeLessThanOrEqual(16 * MB);
+  });
 });

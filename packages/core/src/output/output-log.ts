@@ -125,6 +125,11 @@ export interface RawRead {
   note: string;
 }
 
+/** Lines a page reads in its first batch; each next batch doubles, up to {@link MAX_PAGE_BATCH}. */
+const FIRST_PAGE_BATCH = 8;
+/** Most lines a page reads at once. */
+const MAX_PAGE_BATCH = 1024;
+
 /** How many recently completed lines remember their rewrite counter (for partly returned lines). */
 const REMEMBERED_COMPLETIONS = 16;
 
@@ -379,13 +384,17 @@ export class OutputLog {
     let scanned = 0;
     let matches = 0;
     let done = length === 0;
+    // Batches grow from a few lines: lines can be 1 Mi characters each, and reading (from the spill) far
+    // more of them than the character budget lets through would cost memory in proportion to the log.
+    let batchLines = FIRST_PAGE_BATCH;
     while (!done && n < total) {
       if (n >= gapFrom && n < ringFirst) {
         notes.push(`lines ${gapFrom}-${ringFirst - 1} are no longer stored`);
         break;
       }
       const stop = n < gapFrom ? Math.min(total, gapFrom) : total;
-      const want = filter ? 1024 : Math.min(1024, length - lines.length);
+      const want = filter ? batchLines : Math.min(batchLines, length - lines.length);
+      batchLines = Math.min(MAX_PAGE_BATCH, batchLines * 2);
       const batch = this.readRange(n, Math.min(want, stop - n), false);
       for (const text of batch) {
         if (text === undefined) {

@@ -103,7 +103,8 @@ describe('ShellIntegration', () => {
       shell: '/bin/bash',
     });
     expect(l.file).toBe('/bin/bash');
-    expect(l.args.slice(-5)).toEqual(['conch', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
+    // `$0` is the session's shell as it was started, so the command sees what it would typed into it.
+    expect(l.args.slice(-5)).toEqual(['/bin/bash', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
     // The nonce and the wrapper are handed over in the environment: argv is visible to every user in `ps`.
     expect(l.args.join(' ')).not.toContain(NONCE);
     expect(l.args.join(' ')).not.toContain('__conch');

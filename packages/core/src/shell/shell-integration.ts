@@ -198,8 +198,10 @@ export class ShellIntegration {
       const line = ` __conch_s ${commandId};eval ${ansiCQuote(body)};__conch_e ${commandId}`;
       if (line.length <= MAX_TYPED_LINE) return { line };
     }
+    // zsh sets `$0` to a file it sources: it reads the script into an eval instead, as the short form does.
+    const run = this.kind === 'zsh' ? `eval "$(<${SCRIPT_PLACEHOLDER})"` : `. ${SCRIPT_PLACEHOLDER}`;
     return {
-      line: ` __conch_s ${commandId};. ${SCRIPT_PLACEHOLDER};__conch_e ${commandId}`,
+      line: ` __conch_s ${commandId};${run};__conch_e ${commandId}`,
       script: `${body}\n`,
     };
   }
@@ -209,7 +211,12 @@ export class ShellIntegration {
    * session's exported environment, enters `cwd`, runs the text, and prints the end marker itself, so
    * the command's last output never races the PTY's exit. The wrapper and the nonce travel in the
    * environment (read and unset first), never in argv, which `ps` shows to every user: argv holds only
-   * `eval "$CONCH_ISOLATED_SCRIPT"`, the env file's path, the cwd, the command text and its id.
+   * `eval "$CONCH_ISOLATED_SCRIPT"`, `$0`, the env file's path, the cwd, the command text and its id.
+   *
+   * The command sees the shell's parameters as it would typed into the session: `$0` is `shell` as the
+   * session's shell was started (every driver starts it with that string as its argv[0], so it is what
+   * `echo $0` prints there: `bash`, `/bin/bash`, `/bin/sh`…), and no positional parameters (the
+   * wrapper's own are cleared before the text runs).
    */
   isolatedLaunch(options: {
     commandId: string;
@@ -225,9 +232,10 @@ export class ShellIntegration {
       'export CONCH_COMMAND_ID="$4"',
       'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
       `printf '\\033]${MARKER_OSC};%s;S;%s\\007' "$__conch_n" "$4"`,
-      'eval "$3"',
+      '__conch_i="$4"; __conch_c="$3"; set --',
+      'eval "$__conch_c"',
       '__conch_r=$?',
-      `printf '\\033]${MARKER_OSC};%s;E;%s;%s;%s\\007' "$__conch_n" "$4" "$__conch_r" "$PWD"`,
+      `printf '\\033]${MARKER_OSC};%s;E;%s;%s;%s\\007' "$__conch_n" "$__conch_i" "$__conch_r" "$PWD"`,
       'exit $__conch_r',
     ].join('\n');
     const file = this.kind === 'sh' ? '/bin/sh' : options.shell;
@@ -237,7 +245,7 @@ export class ShellIntegration {
       file,
       args: [
         ...args,
-        'conch',
+        options.shell,
         options.envFile ?? '',
         options.cwd ?? '',
         `{ ${options.text}\n}`,

@@ -196,6 +196,50 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
     });
 
+    it('gives foreground, isolated and background commands the $0 of the session shell, and no arguments', async () => {
+      const probe = 'echo "[$0|$#]"';
+      for (const shell of ['/bin/bash', 'bash', 'sh', 'zsh']) {
+        // zsh is the one shell a host may lack: skipped then; bash and sh must start.
+        const session = await manager
+          .openSession(driver, { kind: setup.kind, shell })
+          .catch((error: unknown) => {
+            if (shell === 'zsh' && ConchError.is(error) && error.code === 'INVALID_ARGUMENT')
+              return undefined;
+            throw error;
+          });
+        if (!session) continue;
+        const exec = (command: string, extra: Record<string, unknown> = {}) =>
+          manager.execute({
+            command,
+            session_id: session.id,
+            pause_timeout: 10,
+            total_timeout: 30,
+            ...extra,
+          });
+        try {
+          // What the shell itself was started as: its argv[0], which is its own `$0`.
+          const argv0 = (await exec('tr "\\0" "\\n" < /proc/$$/cmdline | head -n 1')).output;
+          expect(argv0, shell).toBe(shell);
+          const want = `[${shell}|0]`;
+          expect((await exec(probe)).output, `${shell} foreground`).toBe(want);
+          // Long enough to be run from a private script instead of typed.
+          expect((await exec(`: ${'x'.repeat(4000)}; ${probe}`)).output, `${shell} script`).toBe(want);
+          const busy = await exec('sleep 20', { pause_timeout: 0.3 });
+          expect(busy.status).toBe('partial');
+          const isolated = await exec(probe);
+          expect(isolated.isolated).toBe(true);
+          expect(isolated.output, `${shell} isolated`).toBe(want);
+          await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
+          let background = await exec(probe, { background: true });
+          while (background.status !== 'completed')
+            background = await manager.readOutput({ command_id: background.command_id, pause_timeout: 5 });
+          expect(background.output, `${shell} background`).toBe(want);
+        } finally {
+          await manager.closeSession(session.id);
+        }
+      }
+    });
+
     it('gives an isolated command the environment as of the last command, unset variables gone', async () => {
       await run(`export CONCH_ISO_A=1 CONCH_ISO_BIG=${'x'.repeat(3000)} CONCH_ISO_Z=old`);
       await run('unset CONCH_ISO_BIG; export CONCH_ISO_B=2 CONCH_ISO_Z=new');

@@ -7,9 +7,15 @@
  * "waiting for input" comes from kernel evidence (the process blocked reading its terminal), not from a
  * `>` or `:` at the end of the output; the line cursor of `read_process_output` is absolute and the log
  * stays readable after the process ended.
+ *
+ * As in the original, the "new output" cursor of `read_process_output` (offset 0) is moved by that tool
+ * only: the initial output `start_process` shows and the answers `interact_with_process` shows are given
+ * again by the next offset-0 read. And `list_sessions` says `Blocked: true` for a process that was still
+ * running when `start_process` returned. Both are kept per engine (every MCP connection to one daemon sees
+ * the same), in {@link DcState}.
  */
 
-import type { CommandResult } from '@conch/core';
+import type { AbortSignalLike, CommandResult, PageInfo } from '@conch/core';
 import type { ConchService } from '@conch/service';
 import * as z from 'zod';
 import { serviceCall } from '../call-context.js';
@@ -77,9 +83,122 @@ function ended(result: CommandResult): Pick<DcResult, 'exit_code' | 'signal'> {
     : {};
 }
 
-function lineCount(text: string): number {
-  if (text === '') return 0;
-  return text.replace(/\n$/, '').split('\n').length;
+/**
+ * Where the next offset-0 `read_process_output` starts: `line` is the first line not yet shown whole, and
+ * `seen` the part of it already shown (it was the last, unfinished line then: a prompt, a progress line).
+ * Line numbers are the log's absolute ones, so the cursor never shifts.
+ */
+interface ReadCursor {
+  line: number;
+  seen: string;
+}
+
+/** What the profile remembers per engine: the read cursors and the processes `start_process` left running. */
+interface DcState {
+  cursors: Map<string, ReadCursor>;
+  /** Commands still running when their `start_process` returned (`Blocked: true`). */
+  blocked: Set<string>;
+}
+
+const states = new WeakMap<ConchService, DcState>();
+
+function stateOf(service: ConchService): DcState {
+  let state = states.get(service);
+  if (!state) {
+    state = { cursors: new Map(), blocked: new Set() };
+    states.set(service, state);
+  }
+  return state;
+}
+
+/** Forgets the commands the engine no longer knows (pruned), so the state stays as bounded as the engine's. */
+function forgetPruned(service: ConchService, state: DcState): void {
+  const known = new Set(service.listCommands().processes.map((p) => p.command_id));
+  for (const id of state.cursors.keys()) if (!known.has(id)) state.cursors.delete(id);
+  for (const id of state.blocked) if (!known.has(id)) state.blocked.delete(id);
+}
+
+/** A page of the log from line `from`: its lines and the engine's page info (the header removed). */
+async function pageFrom(
+  service: ConchService,
+  commandId: string,
+  from: number,
+  length: number,
+): Promise<{ lines: string[]; page: PageInfo; result: CommandResult; cut: boolean }> {
+  const result = await service.readOutput({ command_id: commandId, offset: from, length });
+  const page = result.page as PageInfo;
+  const newline = result.output.indexOf('\n');
+  const header = newline < 0 ? result.output : result.output.slice(0, newline);
+  const count = Math.max(0, page.to_line - page.from_line + 1);
+  const lines = count === 0 ? [] : result.output.slice(newline + 1).split('\n');
+  return { lines, page, result, cut: header.includes(' cut at ') };
+}
+
+/** True when the log has something after `cursor`: a further line, or more of the line it stopped in. */
+async function hasNewOutput(service: ConchService, commandId: string, cursor: ReadCursor): Promise<boolean> {
+  const { lines, page } = await pageFrom(service, commandId, cursor.line, 1);
+  if (page.total_lines > cursor.line + 1) return true;
+  const [line] = lines;
+  return line !== undefined && line !== cursor.seen;
+}
+
+/**
+ * Waits until the command has output after `cursor`, has ended, the time is up, or the call is cancelled
+ * (the original polled its line count every 50 ms; this follows the engine's output events).
+ */
+async function waitForNewOutput(
+  service: ConchService,
+  commandId: string,
+  cursor: ReadCursor,
+  timeoutMs: number,
+  signal: AbortSignalLike | undefined,
+): Promise<void> {
+  if (timeoutMs <= 0 || signal?.aborted || (await hasNewOutput(service, commandId, cursor))) return;
+  const from = service.readBytes(commandId, 0).bytes_total;
+  await new Promise<void>((resolve) => {
+    let done = false;
+    let checking = false;
+    let again = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', finish);
+      follow?.dispose();
+      resolve();
+    };
+    const check = async (ended: boolean) => {
+      if (ended) return finish();
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          again = false;
+          if (await hasNewOutput(service, commandId, cursor)) return finish();
+        } while (again && !done);
+      } catch {
+        finish();
+      } finally {
+        checking = false;
+      }
+    };
+    const timer = setTimeout(finish, timeoutMs);
+    signal?.addEventListener('abort', finish);
+    const follow: { dispose(): void } | undefined = service.followOutput(commandId, from, (read) => {
+      void check(read.state !== 'running' && read.state !== 'awaiting_input');
+    });
+    if (done) follow.dispose();
+  });
+}
+
+/** The warning for lines gone from memory and the log file (the original's word for it: evicted). */
+function evictedNote(page: PageInfo): string {
+  return page.dropped_lines > 0
+    ? `\n[WARNING: output exceeded the buffer cap; ${page.dropped_lines} lines were evicted and cannot be read. Line numbers and totals still count them]`
+    : '';
 }
 
 /** Desktop Commander's own defaults (its parameters in milliseconds and its offset 0 = "new output"). */
@@ -93,6 +212,7 @@ const verboseTiming = z
 
 function tools(service: ConchService) {
   const runtimeS = (ms: number) => secondsFromMs(service, ms);
+  const state = stateOf(service);
   return [
     defineTool({
       name: 'start_process',
@@ -135,6 +255,8 @@ function tools(service: ConchService) {
           );
           output += result.output;
         }
+        forgetPruned(service, state);
+        if (result.status !== 'completed') state.blocked.add(started.command_id);
         const info = processOf(service, started.command_id);
         const pid = info.pid ?? -1;
         const { sessions } = await service.listSessions();
@@ -154,8 +276,9 @@ function tools(service: ConchService) {
       name: 'read_process_output',
       title: 'Read process output',
       description:
-        'Read output of a process started by start_process, like reading a file: offset 0 = the new output since the last read ' +
-        '(waits up to timeout_ms for some), offset > 0 = from that absolute line (0-based), offset < 0 = the last |offset| lines; ' +
+        'Read output of a process started by start_process, like reading a file: offset 0 = the new output since the last ' +
+        'read_process_output (what start_process and interact_with_process showed included; waits up to timeout_ms for some), ' +
+        'offset > 0 = from that absolute line (0-based), offset < 0 = the last |offset| lines; ' +
         'length = lines to return. The first line is a header: [Reading N lines from line X (total: T lines, R remaining)]. ' +
         'conch adds: line numbers are absolute and never shift, the log stays readable after the process ended, and the exit code is ' +
         'reported once it has.',
@@ -170,10 +293,10 @@ function tools(service: ConchService) {
         offset: zodParameter('read_output', 'offset', service, {
           default: DC_DEFAULTS.offset,
           description:
-            '0 = new output since the last read; > 0 = start at this absolute line; < 0 = the last |offset| lines.',
+            '0 = new output since the last read_process_output; > 0 = start at this absolute line; < 0 = the last |offset| lines.',
         }),
         length: zodParameter('read_output', 'length', service, {
-          description: 'Most lines to return for offset ≠ 0.',
+          description: 'Most lines to return.',
         }),
         verbose_timing: verboseTiming,
       }),
@@ -190,37 +313,49 @@ function tools(service: ConchService) {
         let header: string;
         let result: CommandResult;
         if (offset === 0) {
-          const waitS = runtimeS(args.timeout_ms ?? DC_DEFAULTS.readTimeoutMs);
-          result = await service.readOutput(
-            { command_id: info.command_id, pause_timeout: waitS, total_timeout: waitS },
-            serviceCall(call),
-          );
-          const n = lineCount(result.output);
-          header = `[Reading ${n} new lines (total: ${result.output_info.lines_total} lines)]`;
+          const cursor = state.cursors.get(info.command_id) ?? { line: 0, seen: '' };
+          const waitMs = runtimeS(args.timeout_ms ?? DC_DEFAULTS.readTimeoutMs) * 1000;
+          await waitForNewOutput(service, info.command_id, cursor, waitMs, call.signal);
+          const read = await pageFrom(service, info.command_id, cursor.line, args.length ?? 1000);
+          const { lines, page } = read;
+          result = read.result;
+          const shown = [...lines];
+          let first = page.from_line;
+          // The line the last read stopped in: only what was added to it since, if it merely grew.
+          if (page.from_line === cursor.line && cursor.seen !== '' && shown[0]?.startsWith(cursor.seen)) {
+            shown[0] = shown[0].slice(cursor.seen.length);
+            if (shown[0] === '') {
+              shown.shift();
+              first++;
+            }
+          }
+          const last = lines[lines.length - 1];
+          // Stop in the last line (it may still grow) unless the page ended early or cut it.
+          const next =
+            last === undefined
+              ? cursor
+              : page.remaining_lines === 0 && !read.cut
+                ? { line: page.to_line, seen: last }
+                : { line: page.to_line + 1, seen: '' };
+          state.cursors.set(info.command_id, next);
+          result = { ...result, output: shown.join('\n') };
+          header =
+            page.remaining_lines > 0
+              ? `[Reading ${shown.length} new lines from line ${first} (total: ${page.total_lines} lines, ${page.remaining_lines} remaining)]`
+              : `[Reading ${shown.length} new lines (total: ${page.total_lines} lines)]`;
+          header += evictedNote(page);
         } else {
-          result = await service.readOutput(
-            {
-              command_id: info.command_id,
-              offset,
-              ...(args.length === undefined ? {} : { length: args.length }),
-            },
-            serviceCall(call),
-          );
-          const page = result.page;
-          // The page's own `[lines A-B of T …]` notice is replaced by the original's header.
-          result = { ...result, output: result.output.replace(/^\[lines [^\]\n]*\]\n/, '') };
-          const n = page ? Math.max(0, page.to_line - page.from_line + 1) : lineCount(result.output);
-          const total = page?.total_lines ?? result.output_info.lines_total;
+          const read = await pageFrom(service, info.command_id, offset, args.length ?? 1000);
+          const { lines, page } = read;
+          result = { ...read.result, output: lines.join('\n') };
           header =
             offset < 0
-              ? `[Reading last ${n} lines (total: ${total} lines)]`
-              : `[Reading ${n} lines from line ${page?.from_line ?? offset} (total: ${total} lines, ${page?.remaining_lines ?? 0} remaining)]`;
-          if (page && page.dropped_lines > 0) {
-            header += `\n[${page.dropped_lines} earliest lines are no longer kept in memory; the full log is at ${result.output_info.log_path ?? '(not kept)'}]`;
-          }
+              ? `[Reading last ${lines.length} lines (total: ${page.total_lines} lines)]`
+              : `[Reading ${lines.length} lines from line ${page.from_line} (total: ${page.total_lines} lines, ${page.remaining_lines} remaining)]`;
+          header += evictedNote(page);
         }
         const body = result.output === '' ? '(No output in requested range)' : result.output;
-        const state =
+        const ending =
           result.status === 'completed' || result.state === 'awaiting_input'
             ? `\n\n${stateLine(args.pid, result)}`
             : '';
@@ -229,7 +364,7 @@ function tools(service: ConchService) {
           status: statusOf(result),
           command_id: info.command_id,
           ...ended(result),
-          text: `${header}\n\n${body}${state}`,
+          text: `${header}\n\n${body}${ending}`,
         };
       },
       render: (r: DcResult) => r.text,
@@ -267,6 +402,9 @@ function tools(service: ConchService) {
         const wait = args.wait_for_prompt !== false;
         const waitS = wait ? runtimeS(args.timeout_ms ?? DC_DEFAULTS.interactTimeoutMs) : 0;
         const text = args.input.endsWith('\n') ? args.input.slice(0, -1) : args.input;
+        // The answer is what the process prints after the input (the original's snapshot before sending);
+        // what came before stays for read_process_output, whose cursor this call does not move.
+        await service.readOutput({ command_id: info.command_id, pause_timeout: 0, max_output_chars: 100 });
         const result = await service.respond(
           { command_id: info.command_id, text, enter: true, pause_timeout: waitS, total_timeout: waitS },
           serviceCall(call),
@@ -278,21 +416,18 @@ function tools(service: ConchService) {
           ...ended(result),
         };
         if (!wait) {
-          // Whatever the process printed by the time the input was sent is given here, never dropped: the
-          // next read_process_output continues after it.
-          const early = result.output.trim() === '' ? '' : `\n\n📤 Output so far:\n${result.output}`;
           return {
             ...base,
-            text: `✅ Input sent to process ${args.pid}. Use read_process_output to get the response.${early}`,
+            text: `✅ Input sent to process ${args.pid}. Use read_process_output to get the response.`,
           };
         }
-        const state =
+        const ending =
           result.status === 'completed' || result.state === 'awaiting_input'
             ? stateLine(args.pid, result)
             : '⏱️ Response may be incomplete (timeout reached)';
         const output =
           result.output.trim() === '' ? '.\n📭 (No output produced)' : `:\n\n📤 Output:\n${result.output}`;
-        return { ...base, text: `✅ Input executed in process ${args.pid}${output}\n\n${state}` };
+        return { ...base, text: `✅ Input executed in process ${args.pid}${output}\n\n${ending}` };
       },
       render: (r: DcResult) => r.text,
     }),
@@ -334,8 +469,8 @@ function tools(service: ConchService) {
       name: 'list_sessions',
       title: 'List running processes',
       description:
-        'List the processes started by start_process that are still running: PID, whether it is blocked waiting for input (kernel ' +
-        'evidence), and runtime in seconds.',
+        'List the processes started by start_process that are still running: PID, Blocked (true: it was still running when ' +
+        'start_process returned, so it is left to run in the background), and runtime in seconds.',
       input: z.strictObject({}),
       output: {
         sessions: z.array(
@@ -355,7 +490,7 @@ function tools(service: ConchService) {
           .processes.filter((p) => p.pid !== null)
           .map((p) => ({
             pid: p.pid as number,
-            isBlocked: p.state === 'awaiting_input',
+            isBlocked: state.blocked.has(p.command_id),
             runtimeMs: p.duration_ms,
             command_id: p.command_id,
           }));
