@@ -193,8 +193,9 @@ exit 0
 /**
  * The terminal-read probe: fetches the raw /proc facts about ROOT's terminal foreground group (argument:
  * ROOT, the channel's session leader), one per line, for the core's `decideInputWait` to judge — `arch M`,
- * `tty PATH`, `fg GROUP ROOTGROUP`, `comm NAME` (the group leader), and per live member `proc PID STATE`,
- * `wchan PID VALUE` and `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
+ * `tty PATH`, `ttynr DEVICE` (ROOT's controlling terminal, stat field 7), `fg GROUP ROOTGROUP`, `comm NAME`
+ * (the group leader), and per live member `proc PID STATE TTY_NR`, `wchan PID VALUE` and
+ * `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
  * Prints nothing but `arch` without /proc.
  */
 export const PROBE_SCRIPT = sh`exec 2>/dev/null
@@ -205,6 +206,7 @@ read -r l < /proc/$r/stat || exit 0
 set -- @{l##*\) }
 fg=$6 rg=$3
 echo "tty $(readlink /proc/$r/fd/0)"
+echo "ttynr $5"
 echo "fg $fg $rg"
 case $fg in ''|-*|0) exit 0;; esac
 for f in /proc/[0-9]*/stat; do
@@ -213,7 +215,7 @@ for f in /proc/[0-9]*/stat; do
   [ "$3" = "$fg" ] || continue
   p=@{f#/proc/}; p=@{p%/stat}
   if [ "$p" = "$fg" ]; then c=@{l#*\(}; echo "comm @{c%\)*}"; fi
-  echo "proc $p $1"
+  echo "proc $p $1 $5"
   w=; if read -r w < /proc/$p/wchan || [ -n "$w" ]; then echo "wchan $p $w"; fi
   y=; if read -r y < /proc/$p/syscall; then echo "syscall $p $y"; fi
   for d in /proc/$p/fd/*; do

@@ -343,8 +343,17 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         py('import sys; print("ready", flush=True); sys.stdin.readline()'),
         settlesOn('blocked_read'),
       );
+      // getpass, sudo, ssh: a read of /dev/tty, the process's controlling terminal, is a read of this one.
+      await withProgram(
+        py('print("ready", flush=True); open("/dev/tty").readline()'),
+        settlesOn('blocked_read'),
+      );
       await withProgram(
         py('import select, sys; print("ready", flush=True); select.select([sys.stdin], [], [])'),
+        settlesOn('polling'),
+      );
+      await withProgram(
+        py('import select; t = open("/dev/tty"); print("ready", flush=True); select.select([t], [], [])'),
         settlesOn('polling'),
       );
       // A read of a TCP socket sleeps in wait_woken too, but it is no terminal read.
@@ -405,6 +414,42 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         const end = await manager.sendControl({ command_id: r.command_id, key: 'ctrl+d' });
         expect(end).toMatchObject({ status: 'completed', exit_code: 0 });
       });
+
+      it('reports a prompt read from /dev/tty (getpass, a /dev/tty reader) as awaiting_input', async (ctx) => {
+        await requireProgram(ctx, 'python3');
+        // Only the prompt can end these waits: silence would take minutes.
+        const long = { pause_timeout: 120, total_timeout: 120 };
+        const secret = 'tty-secret-Qx7';
+        const getpass = await run(
+          `python3 -c "import getpass; p = getpass.getpass('Password: '); print('got', len(p))"`,
+          long,
+        );
+        expect(getpass).toMatchObject({
+          status: 'partial',
+          reason: 'awaiting_input',
+          state: 'awaiting_input',
+          prompt: { kind: 'password', text: 'Password:' },
+        });
+        const answered = await manager.respond({
+          command_id: getpass.command_id,
+          text: secret,
+          secret: true,
+          ...long,
+        });
+        expect(answered).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(answered.output).toContain(`got ${secret.length}`);
+        const log = await manager.readOutput({ command_id: getpass.command_id, offset: 0 });
+        expect(JSON.stringify([getpass, answered, log])).not.toContain(secret);
+
+        const reader = await run(
+          `python3 -c "print('Your name: ', end='', flush=True); print('hello', open('/dev/tty').readline().strip())"`,
+          long,
+        );
+        expect(reader).toMatchObject({ reason: 'awaiting_input', prompt: { kind: 'text', text: 'Your name:' } });
+        const named = await manager.respond({ command_id: reader.command_id, text: 'Ada', ...long });
+        expect(named).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(named.output).toContain('hello Ada');
+      }, 300_000);
 
       it('reports a yes/no question', async () => {
         const r = await run(`read -p 'Overwrite file? [y/N] ' a; echo "answer=$a"`);
