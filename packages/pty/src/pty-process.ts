@@ -11,6 +11,7 @@ import {
   decideInputWait,
   type InputWaitEvidence,
   type KillReport,
+  type MarkedScan,
   TerminalProcessBase,
 } from '@conch/core';
 import type { IPty } from 'node-pty';
@@ -268,7 +269,7 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
     return findMarked(markerIds, this.owner, this.pid);
   }
 
