@@ -24,13 +24,13 @@ let sshSession: string;
 /** A sudoers file of this run only (two runs at once each have their own). */
 const sudoers = `/etc/sudoers.d/conch-test-${randomBytes(6).toString('hex')}`;
 /** Every tool result seen (checked for the password). */
-const seen: ToolCall[] = [];
+const seen: ToolCall<CommandResult>[] = [];
 /** Only the prompt can end these waits: silence would take minutes. */
 const LONG = { pause_timeout: 120, total_timeout: 120 };
 
 async function call(name: string, args: Record<string, unknown>): Promise<ToolCall<CommandResult>> {
   const r = await h.call<CommandResult>(name, args, { timeoutMs: 300_000 });
-  seen.push(r as ToolCall);
+  seen.push(r);
   if (r.isError) throw new Error(`${name} failed: ${r.text}`);
   return r;
 }

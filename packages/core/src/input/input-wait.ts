@@ -9,14 +9,14 @@
  *   syscall cannot be read, the wait channel alone decides; `wait_woken` is also where socket reads
  *   sleep, which the syscall check tells apart).
  * - `polling`: a member sleeps in poll/select/epoll with the terminal among its open fds.
+ * - `unknown`: no evidence either way — the foreground group cannot be read, or a sleeping member's wait
+ *   channel is hidden (unreadable, or `0` while it sleeps: a kernel that hides wchan).
+ * - `no` otherwise (running, stopped or sleeping elsewhere).
  *
  * An fd is "this terminal" when it links to the terminal's device path (`/dev/pts/N`), or when it links to
  * `/dev/tty` and the member's controlling terminal (`/proc/PID/stat` field 7, `tty_nr`) is this terminal's
  * device: `/dev/tty` is whatever the opener's controlling terminal is, and password prompts (`getpass`,
  * `sudo`, `ssh`, `git`) read it rather than stdin.
- * - `unknown`: no evidence either way — the foreground group cannot be read, or a sleeping member's wait
- *   channel is hidden (unreadable, or `0` while it sleeps: a kernel that hides wchan).
- * - `no` otherwise (running, stopped or sleeping elsewhere).
  */
 
 import type { InputWaitEvidence } from '../driver.js';
@@ -76,7 +76,7 @@ export function readSyscallNumber(arch: string | undefined): number | undefined 
 }
 
 /** The device path of a process's controlling terminal, whichever terminal that is. */
-export const CONTROLLING_TERMINAL = '/dev/tty';
+const CONTROLLING_TERMINAL = '/dev/tty';
 
 /** Whether `sample`'s fd linking to `target` is the terminal of `facts` (see the module doc). */
 function isTerminalFd(sample: ProcSample, target: string | undefined, facts: InputWaitFacts): boolean {
