@@ -32,6 +32,26 @@ export interface KillReport {
  */
 export type InputWaitEvidence = 'blocked_read' | 'polling' | 'no' | 'unknown';
 
+/** A live process carrying a command's marker, as its host's /proc shows it. */
+export interface MarkedProcess {
+  pid: number;
+  /** The state letter of /proc/PID/stat (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
+  state: string;
+}
+
+/** One scan of a host for what ended commands left running (see `TerminalProcess.markedProcesses`). */
+export interface MarkedScan {
+  /** The live processes carrying `CONCH_COMMAND_ID=<id>` in their environment, by id (ids with none left out). */
+  marked: Map<string, MarkedProcess[]>;
+  /**
+   * The live children of the terminal's own process that still run its program (same command name): a
+   * shell's subshells and its forks that have not executed a program yet. A session shell exports a
+   * command's marker after it started, so /proc shows the marker only in programs it executes: a job it
+   * has just forked is invisible until it does.
+   */
+  forks: MarkedProcess[];
+}
+
 /** A process running on a pseudo-terminal: a session shell or an isolated/background command. */
 export interface TerminalProcess {
   /** OS process id on its host, when known. */
@@ -74,11 +94,12 @@ export interface TerminalProcess {
    */
   killMarked?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
   /**
-   * The live processes carrying `CONCH_COMMAND_ID=<id>` in their environment, for each of `markerIds`
-   * (ids with none are left out; never the terminal's own process): what commands left running after
-   * they ended. Absent where the host cannot find processes by their environment.
+   * One scan of the host for what commands left running after they ended: the live processes carrying
+   * `CONCH_COMMAND_ID=<id>` in their environment for each of `markerIds` (never the terminal's own
+   * process), and the terminal's own forks, with their states (the core scans again until it settles).
+   * Absent where the host cannot find processes by their environment.
    */
-  markedProcesses?(markerIds: readonly string[]): Promise<Map<string, number[]>>;
+  markedProcesses?(markerIds: readonly string[]): Promise<MarkedScan>;
   /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
   foregroundProgram?(): Promise<string | undefined>;
   /**

@@ -20,6 +20,8 @@ export type {
   ExitInfo,
   InputWaitEvidence,
   KillReport,
+  MarkedProcess,
+  MarkedScan,
   OpenShellOptions,
   ScreenFactory,
   ScreenRenderer,
@@ -32,6 +34,8 @@ export type {
 } from './driver.js';
 // Engine
 export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
+/** What ended commands left running, scanned until it settles (one rule for every driver). */
+export { ESCAPEE_SETTLE_MS, settledMarkedProcesses } from './engine/escapees.js';
 export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
 export { type LeanCommandResult, leanCommandResult } from './engine/lean-result.js';
 export {

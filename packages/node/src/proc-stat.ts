@@ -18,6 +18,8 @@ export interface ProcStat {
   pgrp: number;
   /** Session. */
   session: number;
+  /** Device number of the controlling terminal (`tty_nr`, field 7; 0 when it has none). */
+  ttyNr: number;
   /** Foreground process group of the process's controlling terminal (-1 if none). */
   tpgid: number;
   /** Start time in clock ticks since boot: with the pid, names one process across pid reuse. */
@@ -44,6 +46,7 @@ export function readProcStat(pid: number): ProcStat | undefined {
     ppid: Number(fields[1]),
     pgrp: Number(fields[2]),
     session: Number(fields[3]),
+    ttyNr: Number(fields[4]),
     tpgid: Number(fields[5]),
     startTime: Number(fields[19]),
   };

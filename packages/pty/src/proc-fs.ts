@@ -81,21 +81,28 @@ function readOptional(path: string): string | undefined {
 }
 
 /**
- * The /proc facts about foreground group `group` of terminal `terminal` that the core's `decideInputWait`
- * judges (the SSH driver's probe script fetches the same ones remotely).
+ * The /proc facts about the foreground group of terminal `terminal`, whose session leader is `leader`,
+ * that the core's `decideInputWait` judges (the SSH driver's probe script fetches the same ones remotely).
  */
-export function localInputWaitFacts(group: number | undefined, terminal: string | undefined): InputWaitFacts {
-  if (group === undefined) return { arch: process.arch, terminal, members: undefined };
+export function localInputWaitFacts(
+  leader: number | undefined,
+  terminal: string | undefined,
+): InputWaitFacts {
+  const root = leader === undefined ? undefined : readProcStat(leader);
+  const terminalDevice = root && root.ttyNr > 0 ? root.ttyNr : undefined;
+  const group = root && root.tpgid > 0 ? root.tpgid : undefined;
+  if (group === undefined) return { arch: process.arch, terminal, terminalDevice, members: undefined };
   const members: ProcSample[] = [];
   for (const stat of snapshotProcesses().values()) {
     if (stat.pgrp !== group) continue;
     members.push({
       pid: stat.pid,
       state: stat.state,
+      ttyNr: stat.ttyNr,
       wchan: readOptional(`/proc/${stat.pid}/wchan`),
       syscall: readOptional(`/proc/${stat.pid}/syscall`),
       terminalFds: terminalFds(stat.pid),
     });
   }
-  return { arch: process.arch, terminal, members };
+  return { arch: process.arch, terminal, terminalDevice, members };
 }

@@ -11,6 +11,7 @@ import {
   decideInputWait,
   type InputWaitEvidence,
   type KillReport,
+  type MarkedScan,
   TerminalProcessBase,
 } from '@conch/core';
 import type { IPty } from 'node-pty';
@@ -268,7 +269,7 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
+  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
     return findMarked(markerIds, this.owner, this.pid);
   }
 
@@ -298,7 +299,7 @@ export class PtyProcess extends TerminalProcessBase {
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
-    const evidence = decideInputWait(localInputWaitFacts(this.foregroundGroup(), this.ptsName));
+    const evidence = decideInputWait(localInputWaitFacts(this.pid, this.ptsName));
     // What the terminal printed before its reader went to sleep may still be unread (a busy server): let
     // the event loop poll the terminal once after the facts, so that output reaches the listeners first.
     await afterNextPoll();

@@ -4,7 +4,7 @@
  * SIGKILL after a grace period; survivors reported.
  */
 
-import type { KillReport } from '@conch/core';
+import type { KillReport, MarkedProcess, MarkedScan } from '@conch/core';
 import { descendantsOf, isAlive, readEnvVar, snapshotProcesses } from './proc-fs.js';
 
 /** What to kill. */
@@ -59,26 +59,30 @@ export function collectTargets(targets: KillTargets): number[] {
 }
 
 /**
- * The live processes of server instance `owner` carrying `CONCH_COMMAND_ID=<id>`, for each of
- * `markerIds` that has any (`spare`, the session shell, never counts).
+ * The live processes of server instance `owner` carrying `CONCH_COMMAND_ID=<id>`, with their states, for
+ * each of `markerIds` that has any, and the forks of `terminal` (the terminal's own process, which never
+ * counts as marked): its live children with its command name.
  */
-export function findMarked(
-  markerIds: readonly string[],
-  owner: string,
-  spare?: number,
-): Map<string, number[]> {
+export function findMarked(markerIds: readonly string[], owner: string, terminal?: number): MarkedScan {
   const wanted = new Set(markerIds);
-  const found = new Map<string, number[]>();
-  if (wanted.size === 0) return found;
-  for (const stat of snapshotProcesses().values()) {
-    if (stat.pid === process.pid || stat.pid === spare || stat.state === 'Z' || stat.state === 'X') continue;
+  const found = new Map<string, MarkedProcess[]>();
+  const forks: MarkedProcess[] = [];
+  if (wanted.size === 0) return { marked: found, forks };
+  const all = snapshotProcesses();
+  const shell = terminal === undefined ? undefined : all.get(terminal);
+  for (const stat of all.values()) {
+    if (stat.pid === process.pid || stat.pid === terminal || stat.state === 'Z' || stat.state === 'X')
+      continue;
+    if (shell && stat.ppid === shell.pid && stat.comm === shell.comm)
+      forks.push({ pid: stat.pid, state: stat.state });
     const id = readEnvVar(stat.pid, 'CONCH_COMMAND_ID');
     if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, 'CONCH_OWNER') !== owner) continue;
+    const marked = { pid: stat.pid, state: stat.state };
     const list = found.get(id);
-    if (list) list.push(stat.pid);
-    else found.set(id, [stat.pid]);
+    if (list) list.push(marked);
+    else found.set(id, [marked]);
   }
-  return found;
+  return { marked: found, forks };
 }
 
 function send(pid: number, signal: NodeJS.Signals | number): void {

@@ -13,6 +13,7 @@ import {
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
+  type MarkedScan,
   parseInputWaitReport,
   TerminalProcessBase,
   terminalExitedError,
@@ -22,6 +23,7 @@ import {
   KILL_SCRIPT,
   MARKED_SCRIPT,
   PROBE_SCRIPT,
+  parseMarkedReport,
   SIGNAL_SCRIPT,
   START_MARKER_OSC,
 } from './remote-scripts.js';
@@ -248,18 +250,14 @@ export class SshChannelProcess extends TerminalProcessBase {
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<Map<string, number[]>> {
-    const found = new Map<string, number[]>();
-    if (markerIds.length === 0 || this.host.lost) return found;
-    const out = await this.host.runScript(MARKED_SCRIPT, markerIds, { timeoutMs: 10_000, slotWaitMs: 1000 });
-    const wanted = new Set(markerIds);
-    for (const line of out.split('\n')) {
-      const [id, ...pids] = line.trim().split(/\s+/);
-      if (id === undefined || !wanted.has(id)) continue;
-      const live = pids.map(Number).filter((n) => Number.isInteger(n) && n > 0 && n !== this.remotePid);
-      if (live.length > 0) found.set(id, live);
-    }
-    return found;
+  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
+    if (markerIds.length === 0 || this.host.lost) return { marked: new Map(), forks: [] };
+    const root = this.remotePid === undefined ? '' : String(this.remotePid);
+    const out = await this.host.runScript(MARKED_SCRIPT, [root, ...markerIds], {
+      timeoutMs: 10_000,
+      slotWaitMs: 1000,
+    });
+    return parseMarkedReport(out, markerIds, this.remotePid);
   }
 
   async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {

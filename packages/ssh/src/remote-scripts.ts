@@ -5,7 +5,7 @@
  * POSIX sh plus `awk`, `grep` and `/proc` (Linux); arguments are always single-quoted.
  */
 
-import { shellQuote } from '@conch/core';
+import { type MarkedProcess, type MarkedScan, shellQuote } from '@conch/core';
 
 /** OSC number of the driver's own start marker (distinct from the core's 6973). */
 export const START_MARKER_OSC = 6975;
@@ -161,12 +161,22 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
 `;
 
 /**
- * Finds what commands left running. Arguments: command ids. Prints one line `ID PID…` for each id that
- * live (non-zombie) processes carry as `CONCH_COMMAND_ID=ID` in their environment; nothing without /proc.
+ * Finds what commands left running. Arguments: ROOT (the terminal's own process, or empty), then command
+ * ids. Prints `forks PID:STATE…` (ROOT's live children with ROOT's command name: its forks that have not
+ * executed a program yet) and one line `ID PID:STATE…` for each id that live (non-zombie) processes carry
+ * as `CONCH_COMMAND_ID=ID` in their environment (STATE is the /proc/PID/stat state letter); nothing
+ * without /proc. {@link parseMarkedReport} reads it.
  */
 export const MARKED_SCRIPT = sh`exec 2>/dev/null
 [ -r /proc/self/stat ] || exit 0
-self=$$
+self=$$ root=$1
+shift
+if [ -n "$root" ]; then
+  cat /proc/[0-9]*/stat | awk -v root="$root" '
+    { i = index($0, " ("); match($0, /.*\) /); c[$1] = substr($0, i + 2, RLENGTH - i - 3)
+      split(substr($0, RLENGTH + 1), f, " "); st[$1] = f[1]; pp[$1] = f[2] }
+    END { o = "forks"; for (p in st) if (pp[p] == root && c[p] == c[root] && st[p] != "Z") o = o " " p ":" st[p]; print o }'
+fi
 if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
 for id in "$@"; do
   if [ -n "$zgrep" ]; then
@@ -182,7 +192,7 @@ for id in "$@"; do
     [ "$p" = "$self" ] && continue
     if read -r l < /proc/$p/stat; then
       r=@{l##*\) }
-      [ "@{r%% *}" = Z ] || live="$live $p"
+      [ "@{r%% *}" = Z ] || live="$live $p:@{r%% *}"
     fi
   done
   [ -n "$live" ] && echo "$id$live"
@@ -191,10 +201,38 @@ exit 0
 `;
 
 /**
+ * Reads {@link MARKED_SCRIPT}'s report: the processes of each of `markerIds` and the terminal's forks
+ * (other ids, malformed entries and `terminal`, the terminal's own process, are left out).
+ */
+export function parseMarkedReport(
+  text: string,
+  markerIds: readonly string[],
+  terminal: number | undefined,
+): MarkedScan {
+  const wanted = new Set(markerIds);
+  const marked = new Map<string, MarkedProcess[]>();
+  let forks: MarkedProcess[] = [];
+  for (const line of text.split('\n')) {
+    const [id, ...entries] = line.trim().split(/\s+/);
+    if (id === undefined || (id !== 'forks' && !wanted.has(id))) continue;
+    const live: MarkedProcess[] = [];
+    for (const entry of entries) {
+      const match = /^(\d+):([A-Za-z])$/.exec(entry);
+      const pid = Number(match?.[1]);
+      if (match && pid > 0 && pid !== terminal) live.push({ pid, state: match[2]! });
+    }
+    if (id === 'forks') forks = live;
+    else if (live.length > 0) marked.set(id, live);
+  }
+  return { marked, forks };
+}
+
+/**
  * The terminal-read probe: fetches the raw /proc facts about ROOT's terminal foreground group (argument:
  * ROOT, the channel's session leader), one per line, for the core's `decideInputWait` to judge — `arch M`,
- * `tty PATH`, `fg GROUP ROOTGROUP`, `comm NAME` (the group leader), and per live member `proc PID STATE`,
- * `wchan PID VALUE` and `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
+ * `tty PATH`, `ttynr DEVICE` (ROOT's controlling terminal, stat field 7), `fg GROUP ROOTGROUP`, `comm NAME`
+ * (the group leader), and per live member `proc PID STATE TTY_NR`, `wchan PID VALUE` and
+ * `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
  * Prints nothing but `arch` without /proc.
  */
 export const PROBE_SCRIPT = sh`exec 2>/dev/null
@@ -205,6 +243,7 @@ read -r l < /proc/$r/stat || exit 0
 set -- @{l##*\) }
 fg=$6 rg=$3
 echo "tty $(readlink /proc/$r/fd/0)"
+echo "ttynr $5"
 echo "fg $fg $rg"
 case $fg in ''|-*|0) exit 0;; esac
 for f in /proc/[0-9]*/stat; do
@@ -213,7 +252,7 @@ for f in /proc/[0-9]*/stat; do
   [ "$3" = "$fg" ] || continue
   p=@{f#/proc/}; p=@{p%/stat}
   if [ "$p" = "$fg" ]; then c=@{l#*\(}; echo "comm @{c%\)*}"; fi
-  echo "proc $p $1"
+  echo "proc $p $1 $5"
   w=; if read -r w < /proc/$p/wchan || [ -n "$w" ]; then echo "wchan $p $w"; fi
   y=; if read -r y < /proc/$p/syscall; then echo "syscall $p $y"; fi
   for d in /proc/$p/fd/*; do

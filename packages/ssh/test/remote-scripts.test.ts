@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import {
   CONNECT_PROBE,
   KILL_SCRIPT,
+  MARKED_SCRIPT,
   PROBE_SCRIPT,
+  parseMarkedReport,
   SIGNAL_SCRIPT,
   shCommand,
   startupScript,
@@ -20,7 +22,7 @@ function viaShell(command: string, env: Record<string, string> = {}): string {
 
 describe('remote scripts', () => {
   it('are valid POSIX sh (dash)', () => {
-    for (const script of [CONNECT_PROBE, KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
+    for (const script of [CONNECT_PROBE, KILL_SCRIPT, MARKED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
       execFileSync('/bin/sh', ['-n', '-c', script]);
     }
   });
@@ -87,6 +89,45 @@ describe('remote scripts', () => {
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');
     } finally {
       for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  it("list the processes carrying a command marker with their states, and the terminal's forks", async () => {
+    // A shell (the "terminal's process") with a subshell of its own and a marked program.
+    const script = '(sleep 304; :) & CONCH_COMMAND_ID=c_markedtest sleep 303 & wait';
+    const child = spawn('sh', ['-c', script], { stdio: 'ignore' });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      const report = () =>
+        parseMarkedReport(
+          viaShell(shCommand(MARKED_SCRIPT, [String(child.pid), 'c_markedtest', 'c_nothing'])),
+          ['c_markedtest', 'c_nothing'],
+          child.pid,
+        );
+      const settled = () => {
+        const r = report();
+        return r.marked.get('c_markedtest')?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
+      };
+      for (let i = 0; i < 250 && !settled(); i++) await new Promise((r) => setTimeout(r, 20));
+      const seen = settled();
+      expect(seen?.marked.size).toBe(1);
+      expect(seen?.marked.get('c_markedtest')).toHaveLength(1);
+      expect(seen?.forks).toHaveLength(1);
+      expect(processTree(child.pid!)).toEqual(
+        expect.arrayContaining([seen?.forks[0]?.pid, seen?.marked.get('c_markedtest')?.[0]?.pid]),
+      );
+      // The terminal's own process never counts; other ids and malformed entries are left out.
+      expect(parseMarkedReport(`c_m ${child.pid}:S\nforks\n`, ['c_m'], child.pid)).toEqual({
+        marked: new Map(),
+        forks: [],
+      });
+      expect(parseMarkedReport('c_other 12:S\nc_x 13 14:? 15:R\nforks 16:R', ['c_x'], undefined)).toEqual({
+        marked: new Map([['c_x', [{ pid: 15, state: 'R' }]]]),
+        forks: [{ pid: 16, state: 'R' }],
+      });
+    } finally {
+      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      await exited;
     }
   });
 });

@@ -32,6 +32,7 @@ import type {
   WaitOptions,
 } from '../types.js';
 import { Command, type CommandTerminal } from './command.js';
+import { settledMarkedProcesses } from './escapees.js';
 import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
 import { KILL_SIGNALS, type ParameterContext, resolveParameter } from './parameters.js';
@@ -651,7 +652,8 @@ export class SessionManager implements ParameterContext {
 
   /**
    * `list_processes` with what ended commands left running: each ended command's live processes tagged
-   * with its id, as `escaped_pids` (asked of each session's host once; a host that cannot tell adds none).
+   * with its id, as `escaped_pids` (each session's host scanned until the answer settles, see
+   * `settledMarkedProcesses`; a host that cannot tell adds none).
    */
   async listProcessesWithEscapees(request: ListProcessesRequest = {}): Promise<{ processes: ProcessInfo[] }> {
     const { processes } = this.listProcesses(request);
@@ -666,9 +668,11 @@ export class SessionManager implements ParameterContext {
     await Promise.all(
       [...ended].map(async ([sessionId, ids]) => {
         const proc = this.sessions.get(sessionId)?.proc;
-        if (!proc?.markedProcesses) return;
+        const scan = proc?.markedProcesses?.bind(proc);
+        if (!scan) return;
         try {
-          for (const [id, pids] of await proc.markedProcesses(ids)) found.set(id, pids);
+          for (const [id, pids] of await settledMarkedProcesses(() => scan(ids), this.clock))
+            found.set(id, pids);
         } catch {
           // The host could not tell (link lost, no helper channel): list the rows as they are.
         }
@@ -676,7 +680,7 @@ export class SessionManager implements ParameterContext {
     );
     for (const p of processes) {
       const pids = found.get(p.command_id);
-      if (pids && pids.length > 0) p.escaped_pids = [...pids].sort((a, b) => a - b);
+      if (pids && pids.length > 0) p.escaped_pids = pids;
     }
     return { processes };
   }

@@ -2,16 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { decideInputWait, type ProcSample, parseInputWaitReport } from './input-wait.js';
 
 const TTY = '/dev/pts/7';
+/** /dev/pts/7's device number as /proc/PID/stat field 7 (tty_nr) writes it: major 136, minor 7. */
+const TTY_NR = (136 << 8) | 7;
 const sample = (over: Partial<ProcSample>): ProcSample => ({
   pid: 100,
   state: 'S',
+  ttyNr: TTY_NR,
   wchan: 'do_nanosleep',
   syscall: undefined,
   terminalFds: new Map([[0, TTY]]),
   ...over,
 });
 const decide = (members: ProcSample[] | undefined, arch = 'x64') =>
-  decideInputWait({ arch, terminal: TTY, members });
+  decideInputWait({ arch, terminal: TTY, terminalDevice: TTY_NR, members });
 
 describe('decideInputWait', () => {
   it('a read of the terminal is blocked_read; the same wait on a socket (wait_woken) is not', () => {
@@ -29,6 +32,40 @@ describe('decideInputWait', () => {
     expect(decide([sample({ wchan: 'wait_woken', syscall: undefined })])).toBe('blocked_read');
     expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x5' })], 'mips')).toBe('blocked_read');
     expect(decide([sample({ wchan: 'n_tty_read', syscall: 'running' })])).toBe('blocked_read');
+  });
+
+  it("a read of /dev/tty is a read of the terminal when the reader's controlling terminal is this one", () => {
+    // getpass, sudo, ssh: fd 3 opened on /dev/tty, the process's controlling terminal (tty_nr) is ours.
+    const devTty = new Map([
+      [0, TTY],
+      [3, '/dev/tty'],
+    ]);
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x3 0x1', terminalFds: devTty })])).toBe(
+      'blocked_read',
+    );
+    // Another controlling terminal (or none): /dev/tty is not this terminal.
+    expect(
+      decide([sample({ wchan: 'wait_woken', syscall: '0 0x3 0x1', terminalFds: devTty, ttyNr: TTY_NR + 1 })]),
+    ).toBe('no');
+    expect(
+      decide([sample({ wchan: 'wait_woken', syscall: '0 0x3 0x1', terminalFds: devTty, ttyNr: 0 })]),
+    ).toBe('no');
+    // The terminal's device number unknown: /dev/tty cannot be matched to it.
+    expect(
+      decideInputWait({
+        arch: 'x64',
+        terminal: TTY,
+        terminalDevice: undefined,
+        members: [sample({ wchan: 'wait_woken', syscall: '0 0x3 0x1', terminalFds: devTty })],
+      }),
+    ).toBe('no');
+    // Polling /dev/tty alone is polling the terminal too.
+    expect(decide([sample({ wchan: 'do_sys_poll', terminalFds: new Map([[3, '/dev/tty']]) })])).toBe(
+      'polling',
+    );
+    expect(
+      decide([sample({ wchan: 'do_sys_poll', terminalFds: new Map([[3, '/dev/tty']]), ttyNr: 0 })]),
+    ).toBe('no');
   });
 
   it('polling with the terminal among the fds is polling; without it, no', () => {
@@ -61,21 +98,42 @@ describe('parseInputWaitReport', () => {
       [
         'arch x86_64',
         `tty ${TTY}`,
+        `ttynr ${TTY_NR}`,
         'fg 200 100',
         'comm python3',
-        'proc 200 S',
+        `proc 200 S ${TTY_NR}`,
         'wchan 200 wait_woken',
         'syscall 200 0 0x0 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f',
         `fd 200 0 ${TTY}`,
         `fd 200 2 ${TTY}`,
-        'proc 201 S',
+        `proc 201 S ${TTY_NR}`,
       ].join('\n'),
     );
     expect(report.fg).toBe(200);
     expect(report.rootGroup).toBe(100);
     expect(report.comm).toBe('python3');
+    expect(report.facts.terminalDevice).toBe(TTY_NR);
     expect(report.facts.members?.map((m) => m.pid)).toEqual([200, 201]);
+    expect(report.facts.members?.map((m) => m.ttyNr)).toEqual([TTY_NR, TTY_NR]);
     expect(report.facts.members?.[1]?.wchan).toBeUndefined();
+    expect(decideInputWait(report.facts)).toBe('blocked_read');
+  });
+
+  it('reads a member blocked on /dev/tty (getpass) as a terminal read', () => {
+    const report = parseInputWaitReport(
+      [
+        'arch x86_64',
+        `tty ${TTY}`,
+        `ttynr ${TTY_NR}`,
+        'fg 300 100',
+        'comm python3',
+        `proc 300 S ${TTY_NR}`,
+        'wchan 300 wait_woken',
+        'syscall 300 0 0x3 0x5581 0x2000 0x0 0x0 0x0 0x7ffd 0x7f',
+        `fd 300 0 ${TTY}`,
+        'fd 300 3 /dev/tty',
+      ].join('\n'),
+    );
     expect(decideInputWait(report.facts)).toBe('blocked_read');
   });
 

@@ -12,6 +12,11 @@
  * - `unknown`: no evidence either way — the foreground group cannot be read, or a sleeping member's wait
  *   channel is hidden (unreadable, or `0` while it sleeps: a kernel that hides wchan).
  * - `no` otherwise (running, stopped or sleeping elsewhere).
+ *
+ * An fd is "this terminal" when it links to the terminal's device path (`/dev/pts/N`), or when it links to
+ * `/dev/tty` and the member's controlling terminal (`/proc/PID/stat` field 7, `tty_nr`) is this terminal's
+ * device: `/dev/tty` is whatever the opener's controlling terminal is, and password prompts (`getpass`,
+ * `sudo`, `ssh`, `git`) read it rather than stdin.
  */
 
 import type { InputWaitEvidence } from '../driver.js';
@@ -21,6 +26,11 @@ export interface ProcSample {
   pid: number;
   /** The state letter of /proc/PID/stat (`R`, `S`, `D`, `T`, `Z`…). */
   state: string;
+  /**
+   * The device number of its controlling terminal, /proc/PID/stat field 7 (`tty_nr`; 0 for none);
+   * undefined when unknown. What its `/dev/tty` fds refer to.
+   */
+  ttyNr: number | undefined;
   /** /proc/PID/wchan; undefined when it cannot be read. */
   wchan: string | undefined;
   /** /proc/PID/syscall as text (`0 0x3 …`, `running`); undefined when it cannot be read. */
@@ -33,6 +43,11 @@ export interface ProcSample {
 export interface InputWaitFacts {
   /** The terminal's device path (`/dev/pts/N`); undefined when unknown. */
   terminal: string | undefined;
+  /**
+   * The terminal's device number as /proc/PID/stat field 7 (`tty_nr`) of the terminal's session leader
+   * gives it; undefined when unknown (then a `/dev/tty` fd is never taken for this terminal).
+   */
+  terminalDevice: number | undefined;
   /** The machine, as `uname -m` or Node's `process.arch` says (`x86_64`/`x64`, `aarch64`/`arm64`…). */
   arch: string | undefined;
   /** The foreground group's live members; undefined when the foreground group cannot be read. */
@@ -60,13 +75,28 @@ export function readSyscallNumber(arch: string | undefined): number | undefined 
   return arch === undefined ? undefined : READ_SYSCALL[arch.trim()];
 }
 
-/** Whether `sample` is inside a read(2) of `terminal` (true when the syscall cannot tell). */
-function readsTerminal(sample: ProcSample, terminal: string | undefined, read: number | undefined): boolean {
-  if (read === undefined || terminal === undefined || sample.syscall === undefined) return true;
+/** The device path of a process's controlling terminal, whichever terminal that is. */
+const CONTROLLING_TERMINAL = '/dev/tty';
+
+/** Whether `sample`'s fd linking to `target` is the terminal of `facts` (see the module doc). */
+function isTerminalFd(sample: ProcSample, target: string | undefined, facts: InputWaitFacts): boolean {
+  if (target === undefined) return false;
+  if (facts.terminal !== undefined && target === facts.terminal) return true;
+  return (
+    target === CONTROLLING_TERMINAL &&
+    facts.terminalDevice !== undefined &&
+    facts.terminalDevice > 0 &&
+    sample.ttyNr === facts.terminalDevice
+  );
+}
+
+/** Whether `sample` is inside a read(2) of the terminal of `facts` (true when the syscall cannot tell). */
+function readsTerminal(sample: ProcSample, facts: InputWaitFacts, read: number | undefined): boolean {
+  if (read === undefined || facts.terminal === undefined || sample.syscall === undefined) return true;
   const fields = sample.syscall.trim().split(/\s+/);
   if (fields[0] === 'running' || fields.length < 2) return true;
   if (Number(fields[0]) !== read) return false;
-  return sample.terminalFds.get(Number.parseInt(fields[1]!, 16)) === terminal;
+  return isTerminalFd(sample, sample.terminalFds.get(Number.parseInt(fields[1]!, 16)), facts);
 }
 
 /** The input-wait evidence that `facts` give (see the module doc). */
@@ -83,11 +113,10 @@ export function decideInputWait(facts: InputWaitFacts): InputWaitEvidence {
       blind = true;
       continue;
     }
-    if (READ_WAIT_CHANNELS.has(wchan) && readsTerminal(sample, facts.terminal, read)) return 'blocked_read';
+    if (READ_WAIT_CHANNELS.has(wchan) && readsTerminal(sample, facts, read)) return 'blocked_read';
     if (
       POLL_WAIT_CHANNEL.test(wchan) &&
-      facts.terminal !== undefined &&
-      [...sample.terminalFds.values()].includes(facts.terminal)
+      [...sample.terminalFds.values()].some((target) => isTerminalFd(sample, target, facts))
     )
       polling = true;
   }
@@ -97,8 +126,9 @@ export function decideInputWait(facts: InputWaitFacts): InputWaitEvidence {
 
 /**
  * Parses the raw /proc report of the SSH driver's probe script (one fact per line):
- * `arch M`, `tty PATH`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE`, `wchan PID VALUE`,
- * `syscall PID TEXT…`, `fd PID N TARGET`. Returns the facts and the foreground group leader's name.
+ * `arch M`, `tty PATH`, `ttynr DEVICE`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE [TTY_NR]`,
+ * `wchan PID VALUE`, `syscall PID TEXT…`, `fd PID N TARGET`. Returns the facts and the foreground group
+ * leader's name.
  */
 export function parseInputWaitReport(text: string): {
   facts: InputWaitFacts;
@@ -108,20 +138,13 @@ export function parseInputWaitReport(text: string): {
 } {
   let arch: string | undefined;
   let terminal: string | undefined;
+  let terminalDevice: number | undefined;
   let fg: number | undefined;
   let rootGroup: number | undefined;
   let comm: string | undefined;
   let readable = false;
-  const members = new Map<
-    number,
-    {
-      pid: number;
-      state: string;
-      wchan: string | undefined;
-      syscall: string | undefined;
-      terminalFds: Map<number, string>;
-    }
-  >();
+  const members = new Map<number, ProcSample & { terminalFds: Map<number, string> }>();
+  const deviceNumber = (text: string) => (/^\d+$/.test(text) ? Number(text) : undefined);
   for (const line of text.split('\n')) {
     const space = line.indexOf(' ');
     const key = space < 0 ? line : line.slice(0, space);
@@ -135,6 +158,9 @@ export function parseInputWaitReport(text: string): {
       case 'tty':
         terminal = rest.trim() || undefined;
         break;
+      case 'ttynr':
+        terminalDevice = deviceNumber(rest.trim());
+        break;
       case 'fg':
         readable = true;
         fg = Number(a);
@@ -147,6 +173,7 @@ export function parseInputWaitReport(text: string): {
         members.set(Number(a), {
           pid: Number(a),
           state: b,
+          ttyNr: deviceNumber(more[0] ?? ''),
           wchan: undefined,
           syscall: undefined,
           terminalFds: new Map(),
@@ -171,7 +198,7 @@ export function parseInputWaitReport(text: string): {
   }
   const groupKnown = readable && fg !== undefined && Number.isInteger(fg) && fg > 0;
   return {
-    facts: { arch, terminal, members: groupKnown ? [...members.values()] : undefined },
+    facts: { arch, terminal, terminalDevice, members: groupKnown ? [...members.values()] : undefined },
     comm,
     fg: groupKnown ? fg : undefined,
     rootGroup,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeAnsiC } from '../testing/fake-driver.js';
 import {
   ansiCQuote,
+  ISOLATED_JOB_LEADER,
   ISOLATED_NONCE_ENV,
   ISOLATED_SCRIPT_ENV,
   MAX_TYPED_LINE,
@@ -102,7 +103,9 @@ describe('ShellIntegration', () => {
       envFile: '/p/env',
       shell: '/bin/bash',
     });
-    expect(l.file).toBe('/bin/bash');
+    // The session's shell runs it as the one job of a job-control leader (what it leaves running stays).
+    expect(l.file).toBe('/bin/sh');
+    expect(l.args.slice(0, 5)).toEqual(['-c', ISOLATED_JOB_LEADER, 'sh', '/bin/bash', '--norc']);
     // `$0` is the session's shell as it was started, so the command sees what it would typed into it.
     expect(l.args.slice(-5)).toEqual(['/bin/bash', '/p/env', '/tmp', '{ echo hi\n}', 'c_9']);
     // The nonce and the wrapper are handed over in the environment: argv is visible to every user in `ps`.

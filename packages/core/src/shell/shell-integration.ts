@@ -51,6 +51,28 @@ const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 2>/dev/null 1<> "$__
  */
 const LINE_EDITING_OFF_BASH = 'case $OSTYPE in linux*) builtin set +o emacs +o vi;; esac';
 
+/**
+ * The first process of an isolated command's terminal: a POSIX sh with job control (`set -m`) that runs
+ * the command's wrapper as its one foreground job, in a process group of its own, and ends as the job
+ * ended (same exit status; killed by the same signal, raised again; a job stopped by Ctrl+Z is continued,
+ * since nothing would resume it). A terminal's first process leads its session, and when it exits the
+ * kernel hangs up the terminal's foreground process group: were the wrapper that process, a job the
+ * command left running (`daemon &`) that had not yet left the group (`setsid`) or set SIGHUP aside
+ * (`nohup`) when the wrapper exited would die or live by a race. This leader takes the terminal back
+ * before it exits, so the hang-up reaches only itself — as in a terminal where a person's shell ran the
+ * command — and what the command left running stays, every time. Its own job messages (`Terminated`) go
+ * to /dev/null; the job keeps the terminal as stderr.
+ */
+export const ISOLATED_JOB_LEADER = [
+  'exec 3>&2 2>/dev/null',
+  'set -m',
+  '"$@" 2>&3 3>&-',
+  's=$?',
+  'while [ "$s" -ge 148 ] && [ "$s" -le 150 ] && fg >/dev/null; do s=$?; done',
+  'case $s in 129|13?|14?|15?) trap - "$((s - 128))"; kill -"$((s - 128))" $$;; esac',
+  'exit "$s"',
+].join('\n');
+
 /** Guesses the integration flavour from a shell path or name. */
 export function shellKindOf(shell: string): ShellKind {
   const base = shell.split('/').pop() ?? shell;
@@ -209,9 +231,10 @@ export class ShellIntegration {
   /**
    * The program and arguments that run an isolated command: a small POSIX-sh wrapper that loads the
    * session's exported environment, enters `cwd`, runs the text, and prints the end marker itself, so
-   * the command's last output never races the PTY's exit. The wrapper and the nonce travel in the
-   * environment (read and unset first), never in argv, which `ps` shows to every user: argv holds only
-   * `eval "$CONCH_ISOLATED_SCRIPT"`, `$0`, the env file's path, the cwd, the command text and its id.
+   * the command's last output never races the PTY's exit; run by {@link ISOLATED_JOB_LEADER} as its
+   * foreground job. The wrapper and the nonce travel in the environment (read and unset first), never in
+   * argv, which `ps` shows to every user: argv holds only the leader, `eval "$CONCH_ISOLATED_SCRIPT"`,
+   * `$0`, the env file's path, the cwd, the command text and its id.
    *
    * The command sees the shell's parameters as it would typed into the session: `$0` is `shell` as the
    * session's shell was started (every driver starts it with that string as its argv[0], so it is what
@@ -242,8 +265,12 @@ export class ShellIntegration {
     const trampoline = `eval "$${ISOLATED_SCRIPT_ENV}"`;
     const args = this.kind === 'bash' ? ['--norc', '--noprofile', '-c', trampoline] : ['-c', trampoline];
     return {
-      file,
+      file: '/bin/sh',
       args: [
+        '-c',
+        ISOLATED_JOB_LEADER,
+        'sh',
+        file,
         ...args,
         options.shell,
         options.envFile ?? '',

@@ -10,6 +10,7 @@ import type { Driver, InputWaitEvidence, ScreenFactory, SpillStore, TerminalProc
 import { SessionManager } from '../engine/session-manager.js';
 import { ConchError } from '../errors.js';
 import type { CommandResult } from '../types.js';
+import { readToEnd } from './read-to-end.js';
 
 /** What a driver package provides to the suite. */
 export interface ConformanceSetup {
@@ -253,12 +254,7 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     });
 
     it("gives an isolated command started right after a command ends that command's exports and unsets", async () => {
-      const finished = async (r: CommandResult): Promise<CommandResult> => {
-        let done = r;
-        while (done.status !== 'completed')
-          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
-        return done;
-      };
+      const finished = (r: CommandResult) => readToEnd(manager, r);
       for (let round = 0; round < 5; round++) {
         // Started the moment the export's result arrives: the shell may still be snapshotting.
         await run(`export CONCH_SNAP_A=a${round} CONCH_SNAP_B=b${round}`);
@@ -326,29 +322,37 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       expect(after.state).toBe('killed');
     });
 
-    it('lists what an ended command left running (escaped_pids), and kill_process kills it', async () => {
+    it('lists what an ended command left running (escaped_pids) the same way every time, and kill_process kills it', async () => {
       const escapeesOf = async (id: string) =>
         (await manager.listProcessesWithEscapees({ filter: id })).processes.find((p) => p.command_id === id)
           ?.escaped_pids;
       const plain = await run('echo plain');
       expect(plain.status).toBe('completed');
       expect(await escapeesOf(plain.command_id)).toBeUndefined();
-      for (const background of [false, true]) {
-        const r = await run(`setsid sh -c 'sleep 412 >/dev/null 2>&1 &'; echo started`, { background });
-        let done = r;
-        while (done.status !== 'completed')
-          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
-        expect(done.output).toContain('started');
-        const left = await until(async () =>
-          (await escapeesOf(r.command_id))?.length ? escapeesOf(r.command_id) : undefined,
-        );
-        expect(left!.length).toBeGreaterThan(0);
-        expect(await setup.countMarked(r.command_id)).toBe(left!.length);
-        const killed = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
-        expect(killed.result).toBe('killed');
-        expect(killed.survivors).toEqual([]);
-        expect(await escapeesOf(r.command_id)).toBeUndefined();
-        expect(await setup.countMarked(r.command_id)).toBe(0);
+      // Each leaves exactly one process running (a sleep), through a chain of short-lived forks that may
+      // still be under way when the command ends (setsid forks when it leads a job's group).
+      const leavers = [
+        { command: `setsid sh -c 'sleep 412 >/dev/null 2>&1 &'; echo started`, background: false },
+        { command: `setsid sleep 413 >/dev/null 2>&1 & echo started`, background: false },
+        { command: `setsid sh -c 'sleep 414 >/dev/null 2>&1 &'; echo started`, background: true },
+        // A background command's own end must not hang up a job it left (it ends before setsid runs).
+        { command: `setsid sleep 415 >/dev/null 2>&1 & echo started`, background: true },
+        { command: `sleep 416 >/dev/null 2>&1 & echo started`, background: true },
+      ];
+      for (const { command, background } of leavers) {
+        for (let round = 0; round < 3; round++) {
+          const r = await run(command, { background });
+          expect((await readToEnd(manager, r)).output).toContain('started');
+          // Listed at the first asking, right after the end: never missed, never a passing fork.
+          const left = await escapeesOf(r.command_id);
+          expect(left, `${command} (background: ${background}), round ${round}`).toHaveLength(1);
+          expect(await setup.countMarked(r.command_id)).toBe(1);
+          const killed = await manager.killProcess({ command_id: r.command_id, grace_s: 1 });
+          expect(killed.result).toBe('killed');
+          expect(killed.survivors).toEqual([]);
+          expect(await escapeesOf(r.command_id)).toBeUndefined();
+          expect(await setup.countMarked(r.command_id)).toBe(0);
+        }
       }
     });
 
@@ -387,8 +391,17 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         py('import sys; print("ready", flush=True); sys.stdin.readline()'),
         settlesOn('blocked_read'),
       );
+      // getpass, sudo, ssh: a read of /dev/tty, the process's controlling terminal, is a read of this one.
+      await withProgram(
+        py('print("ready", flush=True); open("/dev/tty").readline()'),
+        settlesOn('blocked_read'),
+      );
       await withProgram(
         py('import select, sys; print("ready", flush=True); select.select([sys.stdin], [], [])'),
+        settlesOn('polling'),
+      );
+      await withProgram(
+        py('import select; t = open("/dev/tty"); print("ready", flush=True); select.select([t], [], [])'),
         settlesOn('polling'),
       );
       // A read of a TCP socket sleeps in wait_woken too, but it is no terminal read.
@@ -449,6 +462,45 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         const end = await manager.sendControl({ command_id: r.command_id, key: 'ctrl+d' });
         expect(end).toMatchObject({ status: 'completed', exit_code: 0 });
       });
+
+      it('reports a prompt read from /dev/tty (getpass, a /dev/tty reader) as awaiting_input', async (ctx) => {
+        await requireProgram(ctx, 'python3');
+        // Only the prompt can end these waits: silence would take minutes.
+        const long = { pause_timeout: 120, total_timeout: 120 };
+        const secret = 'tty-secret-Qx7';
+        const getpass = await run(
+          `python3 -c "import getpass; p = getpass.getpass('Password: '); print('got', len(p))"`,
+          long,
+        );
+        expect(getpass).toMatchObject({
+          status: 'partial',
+          reason: 'awaiting_input',
+          state: 'awaiting_input',
+          prompt: { kind: 'password', text: 'Password:' },
+        });
+        const answered = await manager.respond({
+          command_id: getpass.command_id,
+          text: secret,
+          secret: true,
+          ...long,
+        });
+        expect(answered).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(answered.output).toContain(`got ${secret.length}`);
+        const log = await manager.readOutput({ command_id: getpass.command_id, offset: 0 });
+        expect(JSON.stringify([getpass, answered, log])).not.toContain(secret);
+
+        const reader = await run(
+          `python3 -c "print('Your name: ', end='', flush=True); print('hello', open('/dev/tty').readline().strip())"`,
+          long,
+        );
+        expect(reader).toMatchObject({
+          reason: 'awaiting_input',
+          prompt: { kind: 'text', text: 'Your name:' },
+        });
+        const named = await manager.respond({ command_id: reader.command_id, text: 'Ada', ...long });
+        expect(named).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(named.output).toContain('hello Ada');
+      }, 300_000);
 
       it('reports a yes/no question', async () => {
         const r = await run(`read -p 'Overwrite file? [y/N] ' a; echo "answer=$a"`);
@@ -575,10 +627,7 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       });
 
       it('reports the exit signal of a background command', async () => {
-        const r = await run('kill -TERM $$', { background: true });
-        let done = r;
-        while (done.status !== 'completed')
-          done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
+        const done = await readToEnd(manager, await run('kill -TERM $$', { background: true }));
         expect(done).toMatchObject({ status: 'completed', state: 'killed', signal: 'SIGTERM' });
       });
     });

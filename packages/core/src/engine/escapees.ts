@@ -1,0 +1,69 @@
+/**
+ * What ended commands left running, as one settled look (docs/sessions.md). A single scan of a host's
+ * processes is not a snapshot: it lists the pids first and reads each one's environment after, so a chain
+ * of forks under way when the command ended — `setsid` forking a child and exiting, `sh -c 'daemon &'`
+ * forking the daemon and exiting — can be missed (the parent exits after the pid list, its child was forked
+ * after it) or caught half-way (the parent that is about to exit is listed too); and a job the session
+ * shell has just forked carries no marker /proc can see until it executes a program. So the host is
+ * scanned again until two scans in a row find the same processes, none of them is running or in an
+ * uninterruptible wait (a fork or an exec under way), and no fork of the terminal's own process is
+ * running — for at most {@link ESCAPEE_SETTLE_MS}. What a command left running is then listed every time,
+ * and what merely passes through is not.
+ */
+
+import type { Clock } from '../clock.js';
+import type { MarkedProcess, MarkedScan } from '../driver.js';
+
+/** The longest a listing waits for what commands left running to settle (a busy leftover never does). */
+export const ESCAPEE_SETTLE_MS = 1000;
+
+/** The pause between two scans. */
+export const ESCAPEE_RESCAN_MS = 20;
+
+/** Process states of a process in the middle of something: running (`R`) or in a disk wait (`D`, exec). */
+const UNSETTLED_STATES: ReadonlySet<string> = new Set(['R', 'D']);
+
+function samePids(a: ReadonlyMap<string, MarkedProcess[]>, b: ReadonlyMap<string, MarkedProcess[]>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [id, list] of a) {
+    const other = b.get(id);
+    if (!other || other.length !== list.length) return false;
+    const pids = new Set(other.map((p) => p.pid));
+    if (!list.every((p) => pids.has(p.pid))) return false;
+  }
+  return true;
+}
+
+/**
+ * Scans with `scan` (a host's live processes carrying each command's marker, and the terminal's forks) until the result settles
+ * (see the module doc) or `settleMs` has passed, and returns the pids by command id, ascending.
+ */
+export async function settledMarkedProcesses(
+  scan: () => Promise<MarkedScan>,
+  clock: Clock,
+  settleMs = ESCAPEE_SETTLE_MS,
+): Promise<Map<string, number[]>> {
+  const deadline = clock.now() + settleMs;
+  let previous: ReadonlyMap<string, MarkedProcess[]> | undefined;
+  const busy = (list: readonly MarkedProcess[]) => list.some((p) => UNSETTLED_STATES.has(p.state));
+  for (;;) {
+    const { marked: current, forks } = await scan();
+    const steady =
+      previous !== undefined &&
+      samePids(previous, current) &&
+      ![...current.values()].some(busy) &&
+      !busy(forks);
+    if (steady || clock.now() >= deadline) {
+      const out = new Map<string, number[]>();
+      for (const [id, list] of current)
+        if (list.length > 0)
+          out.set(
+            id,
+            list.map((p) => p.pid).sort((x, y) => x - y),
+          );
+      return out;
+    }
+    previous = current;
+    await new Promise<void>((resolve) => clock.setTimeout(resolve, ESCAPEE_RESCAN_MS));
+  }
+}
