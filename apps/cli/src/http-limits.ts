@@ -17,6 +17,8 @@ export interface HttpLimits {
   maxConnections: number;
   /** How long a connection may take to send its request headers (seconds). */
   headersTimeoutS: number;
+  /** How long a connection may take to send a whole request, body included (seconds). */
+  requestTimeoutS: number;
 }
 
 /** The defaults of {@link HttpLimits}. */
@@ -26,4 +28,5 @@ export const HTTP_DEFAULTS: Readonly<HttpLimits> = {
   maxBodyBytes: MAX_REQUEST_LINE_BYTES,
   maxConnections: 256,
   headersTimeoutS: 10,
+  requestTimeoutS: 60,
 };

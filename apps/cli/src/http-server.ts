@@ -11,7 +11,7 @@
  * the cap is refused (413) as soon as it passes it, without being kept; beyond the connection cap the
  * oldest connection that is not in the middle of a request is closed to make room (so half-open
  * connections cannot starve the server of file descriptors), and a connection must send its request
- * headers promptly.
+ * headers, and then its whole request, promptly.
  */
 
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -59,7 +59,6 @@ function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, {
     'content-type': 'application/json',
     ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-    ...(status === 413 ? { connection: 'close' } : {}),
   });
   res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
 }
@@ -68,8 +67,9 @@ function refuse(res: ServerResponse, status: number, message: string): void {
 class BodyTooLarge extends Error {}
 
 /**
- * Reads a JSON body of at most `maxBytes`; rejects with {@link BodyTooLarge} as soon as it passes the cap
- * (what follows is read and discarded, so that the 413 answer still reaches the client).
+ * Reads a JSON body of at most `maxBytes`; rejects with {@link BodyTooLarge} as soon as it passes the cap.
+ * What follows is read and discarded, not kept (the client may still be sending it: closing the connection
+ * would cut it off before it reads the 413 answer).
  */
 function readJson(req: IncomingMessage, maxBytes: number): Promise<unknown> {
   return new Promise((resolve, reject) => {
@@ -236,7 +236,7 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
     });
   });
   server.headersTimeout = limits.headersTimeoutS * 1000;
-  server.requestTimeout = 0;
+  server.requestTimeout = limits.requestTimeoutS * 1000;
   server.on('connection', (socket: Socket) => {
     if (connections.size >= limits.maxConnections) {
       // The oldest that never sent a request goes first, then the oldest idle one between requests.
