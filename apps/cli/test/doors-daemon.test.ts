@@ -188,7 +188,9 @@ describe('a viewer that stops reading', () => {
       ]);
       expect(flood.code).toBe(0);
       const after = procStatusKb(pid, 'VmRSS') as number;
-      expect(after - before, `RSS ${before} kB → ${after} kB`).toBeLessThan(48 * 1024);
+      // The flood itself costs the engine some 60 MB here (its output rings, the screen, the heap's slack);
+      // a viewer that queued all of it as notifications cost about 300 MB more (base64 in JSON lines).
+      expect(after - before, `RSS ${before} kB → ${after} kB`).toBeLessThan(128 * 1024);
     } finally {
       process.kill(view.term.pid, 'SIGCONT');
     }
