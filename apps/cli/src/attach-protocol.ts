@@ -13,6 +13,16 @@
  * - `conch/follow {command_id, follow_id, from_byte?}` → `{}`: one command's raw output as it arrives (how
  *   `conch exec` streams to a terminal), as `notifications/conch/command_output {follow_id, text, state}`
  *   from `from_byte` (default 0) on, the last one when the command has ended; `conch/unfollow {follow_id}`.
+ *
+ * Who may use them: `conch/attach` and `conch/input` are a person's (keystrokes typed through them are not
+ * checked by the command policy). They are refused on a connection that said it is the MCP relay
+ * (`conch mcp --daemon`, an agent's door); a take-over follows the engine's rules (refused under a policy
+ * from inside a terminal conch manages, or from a client that does not say which process it is).
+ *
+ * Bounded: output for a view or a follow is sent only while the connection's peer keeps reading. Once more
+ * than `maxBacklogBytes` wait to be written to it (a stopped `conch attach`, a flood), new output is dropped
+ * and counted; when the peer reads again it gets `notifications/conch/dropped {attach_id | follow_id,
+ * bytes}` (a view also gets the current screen, to redraw from) and the output goes on.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -33,7 +43,11 @@ export const ATTACH_METHODS = {
   follow: 'conch/follow',
   unfollow: 'conch/unfollow',
   commandOutput: 'notifications/conch/command_output',
+  dropped: 'notifications/conch/dropped',
 } as const;
+
+/** Bytes queued for one connection beyond which view and follow output is dropped (see the module doc). */
+export const DEFAULT_VIEWER_BACKLOG_BYTES = 1024 * 1024;
 
 const size = z.number().int().min(1).max(10_000);
 /** `conch/attach` request. */
@@ -100,14 +114,63 @@ export const CommandOutputNotificationSchema = z.object({
   method: z.literal(ATTACH_METHODS.commandOutput),
   params: z.object({ follow_id: z.string(), text: z.string(), state: z.string() }),
 });
+/** `notifications/conch/dropped`: output not sent while the peer did not read (see the module doc). */
+export const DroppedNotificationSchema = z.object({
+  method: z.literal(ATTACH_METHODS.dropped),
+  params: z.object({
+    attach_id: z.string().optional(),
+    follow_id: z.string().optional(),
+    bytes: z.number(),
+    screen: z.array(z.string()).optional(),
+    cursor: z.object({ row: z.number(), col: z.number() }).optional(),
+  }),
+});
 /** An empty result. */
 export const EmptyResultSchema = z.object({}).loose();
+
+/** What the attach methods know of the connection they serve. */
+export interface AttachConnection {
+  /** Bytes written to the connection's peer and not yet read by it. */
+  backlogBytes(): number;
+  /** True once the connection said it is the MCP relay (an agent's door, not a person's terminal). */
+  isRelay(): boolean;
+  /** Bytes queued beyond which output is dropped (default {@link DEFAULT_VIEWER_BACKLOG_BYTES}). */
+  maxBacklogBytes?: number;
+}
+
+/** The refusal of a person's method on the relay. */
+function refuseOnRelay(method: string): never {
+  throw new Error(
+    `${method} is refused on this connection: it is the MCP relay (conch mcp --daemon), an agent's door, and ${method} types a person's keystrokes, which the command policy does not check. Use conch attach in your own terminal.`,
+  );
+}
+
+/**
+ * Sends a stream of output notifications only while the peer reads: drops and counts what comes while too
+ * much is queued, and announces the drop once the peer reads again.
+ */
+function boundedSender(connection: AttachConnection, announce: (bytes: number) => void) {
+  const max = connection.maxBacklogBytes ?? DEFAULT_VIEWER_BACKLOG_BYTES;
+  let dropped = 0;
+  return (size: number, send: () => void): void => {
+    if (connection.backlogBytes() > max) {
+      dropped += size;
+      return;
+    }
+    if (dropped > 0) {
+      const bytes = dropped;
+      dropped = 0;
+      announce(bytes);
+    }
+    send();
+  };
+}
 
 /**
  * Serves the attach methods on one daemon connection. Returns a function that detaches every view of
  * the connection (call it when the connection closes).
  */
-export function serveAttach(server: Server, service: ConchService): () => void {
+export function serveAttach(server: Server, service: ConchService, connection: AttachConnection): () => void {
   const views = new Map<string, TerminalAttachment>();
   const follows = new Map<string, { dispose(): void }>();
   const view = (id: string): TerminalAttachment => {
@@ -115,25 +178,35 @@ export function serveAttach(server: Server, service: ConchService): () => void {
     if (!found) throw new Error(`Unknown attach_id ${JSON.stringify(id)}: attach first.`);
     return found;
   };
+  const notify = (method: string, params: Record<string, unknown>) => {
+    void server.notification({ method, params }).catch(() => {});
+  };
   server.setRequestHandler(AttachRequestSchema, async (request) => {
+    if (connection.isRelay()) refuseOnRelay(ATTACH_METHODS.attach);
     const id = randomUUID();
     const { session_id, cols, rows, take_over, client_pid } = request.params;
-    const attachment = service.attachTerminal(
+    const send = boundedSender(connection, (bytes) => {
+      void attachment
+        .screen()
+        .then((screen) =>
+          notify(ATTACH_METHODS.dropped, {
+            attach_id: id,
+            bytes,
+            ...(screen ? { screen: screen.rows, cursor: screen.cursor } : {}),
+          }),
+        )
+        .catch(() => {});
+    });
+    const attachment: TerminalAttachment = service.attachTerminal(
       session_id,
       {
-        onOutput: (bytes) => {
-          void server
-            .notification({
-              method: ATTACH_METHODS.output,
-              params: { attach_id: id, data: Buffer.from(bytes).toString('base64') },
-            })
-            .catch(() => {});
-        },
+        onOutput: (bytes) =>
+          send(bytes.length, () =>
+            notify(ATTACH_METHODS.output, { attach_id: id, data: Buffer.from(bytes).toString('base64') }),
+          ),
         onClose: () => {
           views.delete(id);
-          void server
-            .notification({ method: ATTACH_METHODS.closed, params: { attach_id: id } })
-            .catch(() => {});
+          notify(ATTACH_METHODS.closed, { attach_id: id });
         },
       },
       {
@@ -154,6 +227,7 @@ export function serveAttach(server: Server, service: ConchService): () => void {
     };
   });
   server.setRequestHandler(InputRequestSchema, async (request) => {
+    if (connection.isRelay()) refuseOnRelay(ATTACH_METHODS.input);
     await view(request.params.attach_id).write(Buffer.from(request.params.data, 'base64'));
     return {};
   });
@@ -169,15 +243,15 @@ export function serveAttach(server: Server, service: ConchService): () => void {
   server.setRequestHandler(FollowRequestSchema, async (request) => {
     const { command_id, follow_id, from_byte } = request.params;
     if (follows.has(follow_id)) throw new Error(`follow_id ${JSON.stringify(follow_id)} is already in use.`);
+    const send = boundedSender(connection, (bytes) => notify(ATTACH_METHODS.dropped, { follow_id, bytes }));
     follows.set(
       follow_id,
       service.followOutput(command_id, from_byte ?? 0, (read) => {
-        void server
-          .notification({
-            method: ATTACH_METHODS.commandOutput,
-            params: { follow_id, text: read.text, state: read.state },
-          })
-          .catch(() => {});
+        const params = { follow_id, text: read.text, state: read.state };
+        // The last piece (the command's end) is always sent: the follower waits for it.
+        if (read.state !== 'running' && read.state !== 'awaiting_input')
+          notify(ATTACH_METHODS.commandOutput, params);
+        else send(read.text.length, () => notify(ATTACH_METHODS.commandOutput, params));
       }),
     );
     return {};

@@ -1,18 +1,26 @@
 /**
  * The CLI's side of the daemon: find it (starting it on first use, recovering from a stale socket or a
- * crashed daemon), connect the MCP SDK's `Client` over the socket, stop it, and ask its status.
+ * crashed daemon), connect the MCP SDK's `Client` over the socket (through the same transport guard the
+ * daemon reads with), stop it, and ask its status. Status and stop agree: both ask the daemon answering
+ * on the socket who it is, and fall back to the pid file only for a daemon process that lost its socket.
  */
 
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { ConchLineTransport } from '@conch/mcp/line-transport';
 import { VOCABULARY_CAPABILITY } from '@conch/mcp/vocabulary';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { readDaemonPid, socketAnswers } from './daemon-probe.js';
+import {
+  askDaemonIdentity,
+  isDaemonProcess,
+  previousDaemon,
+  readDaemonPid,
+  socketAnswers,
+} from './daemon-probe.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
-import { SocketTransport } from './socket-transport.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 import { askOnTty, canAskOnTty } from './tty-question.js';
 import { CLI_VERSION } from './version.js';
@@ -44,14 +52,26 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** What {@link ensureDaemon} did. */
+export interface DaemonStart {
+  /** A daemon was started (none answered). */
+  started: boolean;
+  /**
+   * It replaced one that died without shutting down (`crashed`) or that was stopped (`stopped`): the
+   * sessions and commands of before are gone.
+   */
+  replaced?: 'crashed' | 'stopped';
+}
+
 /**
  * Makes sure a daemon answers on the socket, starting one (detached, its stderr in the log file) when
  * none does. A stale socket left by a crashed daemon is removed by the new daemon, which also reaps the
- * processes the dead one left. Resolves with whether a daemon was started.
+ * processes the dead one left.
  */
-export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<boolean> {
-  if (await socketAnswers(paths.socket)) return false;
+export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<DaemonStart> {
+  if (await socketAnswers(paths.socket)) return { started: false };
   ensurePrivateDir(paths.dir);
+  const previous = previousDaemon(paths);
   const log = openSync(paths.logFile, 'a', 0o600);
   let exitCode: number | null | undefined;
   try {
@@ -75,31 +95,41 @@ export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<
   if (!up || !(await socketAnswers(paths.socket))) {
     throw new Error(`The conch daemon did not start; see its log: ${paths.logFile}`);
   }
-  return true;
+  return { started: true, ...(previous ? { replaced: previous } : {}) };
 }
 
 /** A connected MCP client of the daemon. */
 export interface DaemonConnection {
   client: Client;
+  /** What connecting did to start the daemon. */
+  start: DaemonStart;
   close(): Promise<void>;
 }
 
 /** Opens a raw socket to the daemon (starting it on first use). */
-export async function openDaemonSocket(paths: DaemonPaths = daemonPaths()): Promise<Socket> {
-  await ensureDaemon(paths);
-  return new Promise((resolve, reject) => {
-    const socket = connect(paths.socket);
-    socket.once('connect', () => {
-      socket.off('error', reject);
-      resolve(socket);
+export async function openDaemonSocket(
+  paths: DaemonPaths = daemonPaths(),
+): Promise<{ socket: Socket; start: DaemonStart }> {
+  const start = await ensureDaemon(paths);
+  const socket = await new Promise<Socket>((resolve, reject) => {
+    const opened = connect(paths.socket);
+    opened.once('connect', () => {
+      opened.off('error', reject);
+      resolve(opened);
     });
-    socket.once('error', reject);
+    opened.once('error', reject);
   });
+  return { socket, start };
+}
+
+/** The guarded transport of a client of the daemon, over a connected socket. */
+export function daemonTransport(socket: Socket): ConchLineTransport {
+  return new ConchLineTransport(socket, socket, { role: 'client', endStreams: true });
 }
 
 /** Connects an MCP client to the daemon (starting it on first use). */
 export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise<DaemonConnection> {
-  const socket = await openDaemonSocket(paths);
+  const { socket, start } = await openDaemonSocket(paths);
   // The CLI's words for the operations: the daemon words hints, errors and notices with them. On a
   // terminal the CLI can also answer the daemon's questions for the person (elicitation, yes/no).
   const interactive = canAskOnTty();
@@ -113,32 +143,44 @@ export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise
     },
   );
   if (interactive) client.setRequestHandler(ElicitRequestSchema, (request) => askOnTty(request.params));
-  await client.connect(new SocketTransport(socket));
-  return { client, close: () => client.close() };
+  await client.connect(daemonTransport(socket));
+  return { client, start, close: () => client.close() };
 }
 
 /** What `conch daemon status` reports. */
 export interface DaemonStatus {
+  /** A daemon answers on the socket. */
   running: boolean;
+  /** The daemon's pid: as it says itself, or (not running) a daemon process that lost its socket. */
   pid?: number;
+  /** A daemon process still runs although its socket is gone (it stops by itself, or with `stop`). */
+  socketless?: boolean;
   socket: string;
   log: string;
 }
 
-/** Whether a daemon answers, and its pid. */
+/** Whether a daemon answers, and its pid (see the module doc). */
 export async function daemonStatus(paths: DaemonPaths = daemonPaths()): Promise<DaemonStatus> {
-  const running = await socketAnswers(paths.socket);
-  const pid = running ? readDaemonPid(paths) : undefined;
-  return { running, ...(pid === undefined ? {} : { pid }), socket: paths.socket, log: paths.logFile };
+  const where = { socket: paths.socket, log: paths.logFile };
+  const identity = await askDaemonIdentity(paths.socket);
+  if (identity) return { running: true, pid: identity.pid, ...where };
+  if (await socketAnswers(paths.socket)) {
+    // Something answers without saying who it is (a daemon of an older conch).
+    const pid = readDaemonPid(paths);
+    return { running: true, ...(pid === undefined ? {} : { pid }), ...where };
+  }
+  const pid = readDaemonPid(paths);
+  if (pid !== undefined && isDaemonProcess(pid)) return { running: false, pid, socketless: true, ...where };
+  return { running: false, ...where };
 }
 
 /**
  * Stops the daemon (SIGTERM: every process it started is killed) and waits until it has exited.
- * Resolves with whether one was running.
+ * Resolves with whether one was running (answering, or a daemon process that lost its socket).
  */
 export async function stopDaemon(paths: DaemonPaths = daemonPaths()): Promise<boolean> {
   const status = await daemonStatus(paths);
-  if (!status.running || status.pid === undefined) return false;
+  if (status.pid === undefined) return false;
   const pid = status.pid;
   process.kill(pid, 'SIGTERM');
   const gone = await waitFor(() => !isAlive(pid), DAEMON_STOP_TIMEOUT_MS);

@@ -1,10 +1,12 @@
 /**
- * What a client asks about the per-user daemon without loading it: whether its socket answers, and the
- * pid it recorded (the daemon itself, with the whole server, is in daemon.ts).
+ * What a client asks about the per-user daemon without loading it: whether its socket answers, who answers
+ * (`conch/status`), the pid it recorded, and what a daemon that is gone left behind (the daemon itself,
+ * with the whole server, is in daemon.ts).
  */
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { type DaemonIdentity, StatusResultSchema } from './daemon-methods.js';
 import type { DaemonPaths } from './paths.js';
 
 /** True when something accepts connections on the socket (a live daemon). */
@@ -19,6 +21,43 @@ export function socketAnswers(socketPath: string): Promise<boolean> {
   });
 }
 
+/**
+ * Asks the daemon on the socket who it is (`conch/status`, one JSON-RPC line each way); undefined when
+ * nothing answers or the answer is not a daemon's.
+ */
+export function askDaemonIdentity(socketPath: string, timeoutMs = 5000): Promise<DaemonIdentity | undefined> {
+  return new Promise((resolve) => {
+    const socket: Socket = connect(socketPath);
+    let text = '';
+    const done = (identity: DaemonIdentity | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(identity);
+    };
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    socket.once('connect', () => {
+      socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'status', method: 'conch/status' })}\n`);
+    });
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      text += chunk;
+      for (const line of text.split('\n').slice(0, -1)) {
+        try {
+          const message = JSON.parse(line) as { id?: unknown; result?: unknown };
+          if (message.id !== 'status') continue;
+          const parsed = StatusResultSchema.safeParse(message.result);
+          done(parsed.success ? parsed.data : undefined);
+          return;
+        } catch {
+          // not an answer of ours
+        }
+      }
+      if (text.length > 64 * 1024) done(undefined);
+    });
+    socket.once('error', () => done(undefined));
+    socket.once('close', () => done(undefined));
+  });
+}
+
 /** The pid recorded by a running daemon, if its file exists and parses. */
 export function readDaemonPid(paths: DaemonPaths): number | undefined {
   try {
@@ -27,4 +66,27 @@ export function readDaemonPid(paths: DaemonPaths): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** True when `pid` is a live process running a conch daemon (`… daemon run`), as /proc tells. */
+export function isDaemonProcess(pid: number): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const at = argv.indexOf('daemon');
+    return at >= 0 && argv[at + 1] === 'run';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What an earlier daemon of this home left, seen while no daemon answers: `crashed` when it died without
+ * shutting down (its socket file is still there, or its pid file names a process that is no daemon),
+ * `stopped` when it shut down cleanly, undefined when no daemon ran here before (or left no trace).
+ */
+export function previousDaemon(paths: DaemonPaths): 'crashed' | 'stopped' | undefined {
+  const pid = readDaemonPid(paths);
+  if (existsSync(paths.socket) || (pid !== undefined && !isDaemonProcess(pid))) return 'crashed';
+  if (existsSync(paths.stoppedFile)) return 'stopped';
+  return undefined;
 }

@@ -1,16 +1,24 @@
 /**
  * The per-user daemon: one service (ConchService) whose sessions outlive the CLI invocations and MCP
  * clients that use them. It listens on a unix socket (mode 0600, in a 0700 directory) and speaks MCP
- * JSON-RPC with newline framing: every connection gets its own MCP server over the one shared service.
+ * JSON-RPC with newline framing: every connection gets its own MCP server over the one shared service, read
+ * through the same transport guard as `conch-mcp`'s stdio (`ConchLineTransport`: line size, parse errors,
+ * batches, bad params, a peer that does not read).
  *
- * Start-up reaps what a dead daemon (or any dead conch server) left running, so a SIGKILLed daemon's
- * processes do not survive the next start. A stale socket (no daemon answering) is removed. SIGTERM,
- * SIGINT and SIGHUP shut down: every process killed, spill files removed, socket and pid file unlinked.
+ * Its life: it resolves its settings' relative paths, then works from `/` (a directory that cannot vanish);
+ * new sessions start in the configured directory, else the home directory. Start-up reaps what a dead
+ * daemon (or any dead conch server) left running, so a SIGKILLed daemon's processes do not survive the next
+ * start; a stale socket (no daemon answering) is removed; a daemon that replaces another one says so in the
+ * first result of its default session (`new_shell`). It stops on SIGTERM, SIGINT and SIGHUP, and when its
+ * socket is removed or replaced (as logind does at logout): every process killed, spill files removed,
+ * its own socket and pid file unlinked (never another daemon's), and `daemon.stopped` written.
  */
 
-import { existsSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, unlinkSync, watch, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
+import { homedir } from 'node:os';
 import {
+  ConchLineTransport,
   createConchServer,
   delegateTools,
   SHUTDOWN_DEADLINE_MS,
@@ -19,6 +27,8 @@ import {
   withFastToolCalls,
 } from '@conch/mcp';
 import {
+  type CliSettings,
+  ConfigError,
   createConchService,
   createLogger,
   type Logger,
@@ -26,59 +36,143 @@ import {
   resolveConfig,
 } from '@conch/service';
 import { serveAttach } from './attach-protocol.js';
-import { socketAnswers } from './daemon-probe.js';
-import { daemonPaths, ensurePrivateDir } from './paths.js';
-import { SocketTransport } from './socket-transport.js';
+import { RelayNotificationSchema, StatusRequestSchema } from './daemon-methods.js';
+import { previousDaemon, socketAnswers } from './daemon-probe.js';
+import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
+import { CLI_VERSION } from './version.js';
+
+/** How long a connection whose peer ended its input may run on to answer what it already asked. */
+const END_OF_INPUT_GRACE_MS = 2500;
+/** How often the daemon checks that its socket is still its own (besides watching its directory). */
+const SOCKET_CHECK_MS = 5000;
 
 /** Options of {@link runDaemon}. */
 export interface DaemonOptions {
-  /** A `conch.config.json` (same schema as `conch-mcp --config`). */
-  config?: string;
+  /** The server settings (`conch daemon run`'s flags: those of `conch-mcp`, e.g. `--config`). */
+  settings?: CliSettings;
   /** Extra tools every connection gets (e.g. delegate_task). */
   extraTools?: readonly ToolRegistrar[];
+  /** Bytes queued for one connection beyond which live view and follow output is dropped. */
+  viewerBacklogBytes?: number;
+}
+
+/** The inode of the socket file, or undefined when it is gone. */
+function socketInode(path: string): number | undefined {
+  try {
+    return statSync(path).ino;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes this daemon's own files: the socket when it is still ours, the pid file when it names us. */
+function removeOwnFiles(paths: DaemonPaths, inode: number | undefined): void {
+  try {
+    if (inode !== undefined && socketInode(paths.socket) === inode) unlinkSync(paths.socket);
+  } catch {
+    // already gone
+  }
+  try {
+    if (readFileSync(paths.pidFile, 'utf8').trim() === String(process.pid)) unlinkSync(paths.pidFile);
+  } catch {
+    // already gone
+  }
+}
+
+/** Serves one connection: an MCP server over the shared service, plus the daemon-only methods. */
+function serveConnection(
+  socket: Socket,
+  context: {
+    service: Awaited<ReturnType<typeof createConchService>>;
+    config: ResolvedConfig;
+    logger: Logger;
+    tools: readonly ToolRegistrar[];
+    identity: () => Record<string, unknown>;
+    viewerBacklogBytes: number | undefined;
+  },
+): void {
+  const { service, config, logger } = context;
+  const conch = createConchServer({ service, profile: config.profile, logger, extraTools: context.tools });
+  conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
+  const transport = new ConchLineTransport(socket, socket, {
+    endStreams: true,
+    log: (message, fields) => logger.warn(message, fields),
+  });
+  let relay = false;
+  conch.server.server.setNotificationHandler(RelayNotificationSchema, () => {
+    relay = true;
+  });
+  conch.server.server.setRequestHandler(StatusRequestSchema, () => context.identity());
+  // `conch attach` and streaming `conch exec`: daemon-only live-terminal methods on the same connection.
+  const detachAll = serveAttach(conch.server.server, service, {
+    backlogBytes: () => transport.backlogBytes,
+    isRelay: () => relay,
+    ...(context.viewerBacklogBytes === undefined ? {} : { maxBacklogBytes: context.viewerBacklogBytes }),
+  });
+  socket.on('close', detachAll);
+  // The peer ended its input: what it asked before still gets its answers, then the connection ends.
+  socket.on('end', () => {
+    void transport.whenAnswered(END_OF_INPUT_GRACE_MS).then(() => transport.close());
+  });
+  conch.server.connect(withFastToolCalls(conch.server, transport)).catch((error: unknown) => {
+    logger.warn('connection failed', { error: String(error) });
+    socket.destroy();
+  });
 }
 
 /**
  * Runs the daemon in this process until it is told to stop. Resolves with the exit code: 0 after a clean
- * stop, or at once when another daemon already answers on the socket.
+ * stop, or at once when another daemon already answers on the socket; 2 for a bad setting.
  */
 export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
   const paths = daemonPaths();
   ensurePrivateDir(paths.dir);
-  const config: ResolvedConfig = resolveConfig(
-    options.config === undefined ? {} : { config: options.config },
-  );
+  let config: ResolvedConfig;
+  try {
+    config = resolveConfig(options.settings ?? {});
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`conch daemon: ${error.message}\n`);
+    return 2;
+  }
+  // Relative paths are resolved by now: work from a directory that cannot vanish, start sessions at home.
+  const home = homedir();
+  if (config.cwd === undefined && existsSync(home)) config = { ...config, cwd: home };
+  process.chdir('/');
   const logger: Logger = createLogger(config.logLevel);
   if (await socketAnswers(paths.socket)) {
     logger.info('a conch daemon already answers; not starting another', { socket: paths.socket });
     return 0;
   }
+  const previous = previousDaemon(paths);
   if (existsSync(paths.socket)) {
     logger.info('removing a stale socket', { socket: paths.socket });
     unlinkSync(paths.socket);
   }
+  if (existsSync(paths.stoppedFile)) unlinkSync(paths.stoppedFile);
+  if (previous) logger.info('replacing an earlier daemon', { how: previous });
   // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine.
-  const service = await createConchService(config, logger);
-  const tools: ToolRegistrar[] = [delegateTools(), sshTools(), ...(options.extraTools ?? [])];
+  const service = await createConchService(config, logger, { previousSessionsGone: previous !== undefined });
+  const tools: ToolRegistrar[] = [sshTools(), delegateTools(), ...(options.extraTools ?? [])];
+  const startedAt = new Date().toISOString();
+  const identity = () => ({
+    pid: process.pid,
+    socket: paths.socket,
+    started_at: startedAt,
+    version: CLI_VERSION,
+  });
   const connections = new Set<Socket>();
-  const server: Server = createServer((socket) => {
+  const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
     connections.add(socket);
     socket.on('close', () => connections.delete(socket));
-    const conch = createConchServer({
+    serveConnection(socket, {
       service,
-      profile: config.profile,
+      config,
       logger,
-      extraTools: tools,
+      tools,
+      identity,
+      viewerBacklogBytes: options.viewerBacklogBytes,
     });
-    conch.server.server.onerror = (error) => logger.debug('protocol error', { error: String(error) });
-    // `conch attach`: daemon-only live-terminal methods on the same connection (not tools).
-    socket.on('close', serveAttach(conch.server.server, service));
-    conch.server
-      .connect(withFastToolCalls(conch.server, new SocketTransport(socket)))
-      .catch((error: unknown) => {
-        logger.warn('connection failed', { error: String(error) });
-        socket.destroy();
-      });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -91,6 +185,7 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       resolve();
     });
   });
+  const inode = socketInode(paths.socket);
   writeFileSync(paths.pidFile, `${process.pid}\n`, { mode: 0o600 });
   logger.info('daemon ready', { pid: process.pid, socket: paths.socket });
 
@@ -100,24 +195,37 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       if (stopping) return;
       stopping = true;
       logger.info('daemon stopping', { why });
+      clearInterval(checker);
+      watcher?.close();
       const force = setTimeout(() => resolveExit(0), SHUTDOWN_DEADLINE_MS);
       server.close();
       for (const socket of connections) socket.destroy();
       // Every process killed (SIGKILL after the service's short shutdown grace), spill files removed;
       // OpenCode stops alongside.
       service.close().finally(() => {
-        for (const file of [paths.socket, paths.pidFile]) {
-          try {
-            unlinkSync(file);
-          } catch {
-            // already gone
-          }
+        removeOwnFiles(paths, inode);
+        try {
+          writeFileSync(paths.stoppedFile, `${new Date().toISOString()} ${why}\n`, { mode: 0o600 });
+        } catch {
+          // the directory itself is gone
         }
         clearTimeout(force);
         logger.info('daemon stopped');
         resolveExit(0);
       });
     };
+    // Without its socket nobody can reach the daemon (and the next command would start a second one).
+    const checkSocket = () => {
+      if (socketInode(paths.socket) !== inode) stop('its socket was removed or replaced');
+    };
+    const checker = setInterval(checkSocket, SOCKET_CHECK_MS);
+    let watcher: ReturnType<typeof watch> | undefined;
+    try {
+      watcher = watch(paths.dir, checkSocket);
+      watcher.on('error', checkSocket);
+    } catch {
+      // the interval alone checks then
+    }
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
     process.on('unhandledRejection', (reason) =>
       logger.error('unhandled rejection', { error: String(reason) }),

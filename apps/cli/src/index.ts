@@ -9,19 +9,27 @@ export { type DaemonOptions, runDaemon } from './daemon.js';
 export {
   connectDaemon,
   type DaemonConnection,
+  type DaemonStart,
   type DaemonStatus,
   daemonStatus,
+  daemonTransport,
   ensureDaemon,
   openDaemonSocket,
   stopDaemon,
 } from './daemon-client.js';
-/** Whether the daemon answers, and its recorded pid (without loading the daemon). */
-export { readDaemonPid, socketAnswers } from './daemon-probe.js';
+/** The daemon's own methods besides attach's: who answers, and the relay's announcement. */
+export { DAEMON_METHODS, type DaemonIdentity, isDaemonOnlyMethod } from './daemon-methods.js';
+/** Whether the daemon answers, who it is, its recorded pid, and what an earlier one left (without loading it). */
+export {
+  askDaemonIdentity,
+  isDaemonProcess,
+  previousDaemon,
+  readDaemonPid,
+  socketAnswers,
+} from './daemon-probe.js';
 /** Where the daemon's socket, pid file and log live. */
 export { type DaemonPaths, daemonDir, daemonPaths, ensurePrivateDir } from './paths.js';
 /** The `conch` program. */
 export { buildProgram, EXIT_ERROR, EXIT_USAGE, runCli } from './program.js';
-/** Newline-framed MCP JSON-RPC over a socket. */
-export { SocketTransport } from './socket-transport.js';
 /** The CLI's version. */
 export { CLI_VERSION } from './version.js';

@@ -4,9 +4,9 @@
  * daemon); otherwise `$XDG_RUNTIME_DIR/conch`, else `~/.conch`.
  */
 
-import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 /** The files of one daemon. */
 export interface DaemonPaths {
@@ -18,11 +18,13 @@ export interface DaemonPaths {
   pidFile: string;
   /** The daemon's stderr log. */
   logFile: string;
+  /** Written by a daemon that shut down cleanly (removed when the next one starts). */
+  stoppedFile: string;
 }
 
 /** The daemon's directory for this environment (see the module doc). */
 export function daemonDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.CONCH_HOME) return env.CONCH_HOME;
+  if (env.CONCH_HOME) return resolve(env.CONCH_HOME);
   if (env.XDG_RUNTIME_DIR) return join(env.XDG_RUNTIME_DIR, 'conch');
   return join(homedir(), '.conch');
 }
@@ -35,19 +37,33 @@ export function daemonPaths(env: NodeJS.ProcessEnv = process.env): DaemonPaths {
     socket: join(dir, 'daemon.sock'),
     pidFile: join(dir, 'daemon.pid'),
     logFile: join(dir, 'daemon.log'),
+    stoppedFile: join(dir, 'daemon.stopped'),
   };
 }
 
 /**
- * Creates the daemon directory with mode 0700 (tightening an existing one we own). Refuses a directory
- * that is a symlink or belongs to another user: the socket inside must be reachable only by this user.
+ * Makes sure the daemon directory exists and only this user can use it. A missing directory is created
+ * with mode 0700. An existing one is used as it is (its mode is never changed: `CONCH_HOME` may name a
+ * directory others rely on) when it is private: a real directory, not a symlink, owned by this user, with
+ * no permission for group or others. Anything else is refused with a message saying why and what to do.
  */
 export function ensurePrivateDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') mkdirSync(dir, { recursive: true, mode: 0o700 });
+    else if (code !== 'EEXIST') throw error;
+  }
   const stat = lstatSync(dir);
-  if (!stat.isDirectory()) throw new Error(`${dir} is not a directory.`);
+  if (!stat.isDirectory())
+    throw new Error(`${dir} is not a directory (conch keeps its daemon's socket there).`);
   if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
     throw new Error(`${dir} belongs to another user (uid ${stat.uid}); refusing to use it.`);
   }
-  if ((stat.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+  if ((stat.mode & 0o077) !== 0) {
+    throw new Error(
+      `${dir} is open to other users (mode ${(stat.mode & 0o7777).toString(8).padStart(4, '0')}); conch keeps its daemon's socket in a directory only you can use. Point CONCH_HOME at a private directory (conch creates a missing one with mode 0700), or make this one private (chmod 700).`,
+    );
+  }
 }

@@ -4,6 +4,7 @@
  * still runs (with a hint naming its id), 2 for usage errors, 1 for conch errors.
  */
 
+import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import {
   addServerOptions,
@@ -14,15 +15,25 @@ import {
   settingsFromOptions,
 } from '@conch/service';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { McpError, ErrorCode as RpcErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { nonUtf8Arguments } from './argv-text.js';
 // The servers (the daemon, `conch mcp` over stdio or HTTP) are loaded by the commands that run them, so that
 // the client commands start without the MCP server, the engine's tools and their schemas.
 import { attachSession } from './attach-command.js';
-import { connectDaemon, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
-import { type CommandResult, printCommandResult, processTable, sessionTable } from './render.js';
+import { connectDaemon, type DaemonStart, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
+import { HTTP_DEFAULTS } from './http-limits.js';
+import { daemonPaths } from './paths.js';
+import {
+  type CommandResult,
+  printCommandResult,
+  processTable,
+  sessionTable,
+  stillRunningHint,
+} from './render.js';
 import { readSecret } from './secret-input.js';
-import { execStreaming, streamsExec } from './stream-exec.js';
-import { stylesFor } from './terminal-output.js';
+import { ExecInterrupted, execStreaming, streamsExec } from './stream-exec.js';
+import { escapeControls, stylesFor, terminalSafeJson } from './terminal-output.js';
 import { ConchCliError, callTool } from './tool-call.js';
 import { CLI_VERSION } from './version.js';
 
@@ -30,6 +41,54 @@ import { CLI_VERSION } from './version.js';
 export const EXIT_USAGE = 2;
 /** Exit code for conch errors. */
 export const EXIT_ERROR = 1;
+/** Exit code of `conch exec` interrupted by ctrl+c (128 + SIGINT, as a shell reports it). */
+export const EXIT_INTERRUPTED = 130;
+
+/** A usage error (exit 2) with its message. */
+function usage(message: string): CommanderError {
+  return new CommanderError(EXIT_USAGE, 'conch.usage', message);
+}
+
+/** Says on stderr that a new daemon replaced one that had died (its sessions are gone). */
+function sayRestart(start: DaemonStart): void {
+  if (start.replaced !== 'crashed') return;
+  const styles = stylesFor(process.stderr);
+  process.stderr.write(
+    `${styles.yellow('[new daemon]')} ${styles.dim(`the conch daemon had stopped without shutting down (see its log: ${daemonPaths().logFile}); a new one started: the sessions and commands of before are gone`)}\n`,
+  );
+}
+
+/** True for the error of a call whose daemon connection closed while it waited. */
+function connectionClosed(error: unknown): boolean {
+  return error instanceof McpError && error.code === RpcErrorCode.ConnectionClosed;
+}
+
+/** A parser of a whole number ≥ 1 for `flag`. */
+function positive(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1)
+      throw new InvalidArgumentError(
+        `${flag} expects a whole number of at least 1, got ${JSON.stringify(value)}.`,
+      );
+    return n;
+  };
+}
+
+/** The bearer token in `file` (its first line); a usage error when it cannot be read or is empty. */
+function readToken(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw usage(
+      `--token-file: ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
+    );
+  }
+  const token = text.split(/\r?\n/)[0]?.trim() ?? '';
+  if (token === '') throw usage(`--token-file: ${file} is empty; put the token on its first line.`);
+  return token;
+}
 
 function integer(value: string): number {
   const n = Number(value);
@@ -38,12 +97,17 @@ function integer(value: string): number {
   return n;
 }
 
-/** Runs `work` with a daemon client, mapping conch errors to exit code 1. */
+/**
+ * Runs `work` with a daemon client, mapping conch errors to exit code 1 (and a daemon that went away
+ * during the call to a message saying so), and ctrl+c of a streaming `conch exec` to exit code 130.
+ */
 async function withDaemon(
   json: boolean,
   work: (call: Caller, client: Client) => Promise<number>,
 ): Promise<number> {
   const connection = await connectDaemon();
+  sayRestart(connection.start);
+  const styles = stylesFor(process.stderr);
   try {
     return await work(
       (name, args, spinner) =>
@@ -52,13 +116,26 @@ async function withDaemon(
     );
   } catch (error) {
     if (error instanceof ConchCliError) {
-      if (json)
-        process.stdout.write(`${JSON.stringify(error.structured ?? { error: error.error }, null, 2)}\n`);
+      if (json) printJson(error.structured ?? { error: error.error });
       else {
-        const styles = stylesFor(process.stderr);
-        process.stderr.write(`${styles.red('conch:')} ${error.error.message}\n`);
-        if (error.error.hint) process.stderr.write(`${styles.dim(error.error.hint)}\n`);
+        process.stderr.write(
+          `${styles.red('conch:')} ${escapeControls(error.error.message, { newlines: 'keep' })}\n`,
+        );
+        if (error.error.hint)
+          process.stderr.write(`${styles.dim(escapeControls(error.error.hint, { newlines: 'keep' }))}\n`);
       }
+      return EXIT_ERROR;
+    }
+    if (error instanceof ExecInterrupted) {
+      process.stderr.write(
+        `\r\n${styles.yellow(`[interrupted: ${escapeControls(error.commandId)} is still running]`)} ${styles.dim(stillRunningHint(error.commandId))}\n`,
+      );
+      return EXIT_INTERRUPTED;
+    }
+    if (connectionClosed(error)) {
+      process.stderr.write(
+        `${styles.red('conch:')} the conch daemon stopped while this command waited (it may have crashed; see its log: ${daemonPaths().logFile}). Its sessions and commands are gone; the next conch command starts a new daemon.\n`,
+      );
       return EXIT_ERROR;
     }
     throw error;
@@ -73,8 +150,9 @@ type Caller = <T = Record<string, unknown>>(
   spinner?: string,
 ) => Promise<T>;
 
+/** JSON on stdout, with no raw control character a terminal would act on (the same JSON value). */
 function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${terminalSafeJson(value)}\n`);
 }
 
 /** Prints a command result as JSON or for a person; returns the exit code. */
@@ -189,11 +267,19 @@ export function buildProgram(setExit: (code: number) => void): Command {
       )
       .argument('<id>', 'the command id')
       .argument('[text]', 'what to type (Enter is pressed after it)')
-      .option('--secret', 'a password: never echoed or logged (prompted without echo when TEXT is omitted)')
+      .option(
+        '--secret',
+        'a password: never echoed or logged; give no TEXT: it is read from the terminal without echo, or from stdin',
+      )
       .option('--no-enter', 'do not press Enter after the text'),
   ).action((id: string, text: string | undefined, options) =>
     run(async () => {
-      const input = text ?? (await readSecret(`Input for ${id}: `));
+      if (options.secret === true && text !== undefined) {
+        throw usage(
+          '--secret takes no TEXT on the command line (every local user can read the arguments of a process): leave TEXT out, and type it at the prompt (no echo) or pipe it on stdin.',
+        );
+      }
+      const input = text ?? (await readSecret(`Input for ${escapeControls(id)}: `));
       return withDaemon(options.json === true, async (call) =>
         finishCommand(
           await call<CommandResult>(
@@ -274,7 +360,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           if (options.json) printJson(result);
           else
             process.stdout.write(
-              `${id}: ${result.result}${result.survivors.length ? ` (survivors: ${result.survivors.join(' ')})` : ''}\n`,
+              `${escapeControls(`${id}: ${result.result}${result.survivors.length ? ` (survivors: ${result.survivors.join(' ')})` : ''}`)}\n`,
             );
           return result.result === 'stop_unconfirmed' ? EXIT_ERROR : 0;
         }),
@@ -310,7 +396,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
           if (options.json) printJson(result);
           else
             process.stdout.write(
-              `closed ${session}${result.killed_command_ids.length ? ` (killed ${result.killed_command_ids.join(' ')})` : ''}\n`,
+              `${escapeControls(`closed ${session}${result.killed_command_ids.length ? ` (killed ${result.killed_command_ids.join(' ')})` : ''}`)}\n`,
             );
           return 0;
         }),
@@ -348,7 +434,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
             `connecting to ${destination}`,
           );
           if (options.json) printJson(result);
-          else process.stdout.write(`${result.session_id}\n`);
+          else process.stdout.write(`${escapeControls(result.session_id)}\n`);
           return 0;
         }),
       )(),
@@ -387,11 +473,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
           if (options.json) printJson(result);
           else {
             const { decision, ...rest } = result as Record<string, unknown>;
-            process.stdout.write(`${String(decision ?? (result.allowed ? 'allow' : 'deny'))}\n`);
+            process.stdout.write(
+              `${escapeControls(String(decision ?? (result.allowed ? 'allow' : 'deny')))}\n`,
+            );
             for (const [key, value] of Object.entries(rest)) {
               if (value !== undefined && value !== null && key !== 'allowed')
                 process.stdout.write(
-                  `  ${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}\n`,
+                  `  ${escapeControls(`${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)}\n`,
                 );
             }
           }
@@ -436,15 +524,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
           );
           if (options.json) printJson(result);
           else {
-            if (result.output) process.stdout.write(`${result.output.replace(/\n?$/, '\n')}`);
+            if (result.output)
+              process.stdout.write(escapeControls(result.output.replace(/\n?$/, '\n'), { newlines: 'keep' }));
             for (const step of result.steps ?? [])
               process.stderr.write(
-                `  ${step.tool ?? step.type}${step.title ? ` ${step.title}` : ''} (${step.status})\n`,
+                `  ${escapeControls(`${step.tool ?? step.type}${step.title ? ` ${step.title}` : ''} (${step.status})`)}\n`,
               );
-            for (const file of result.files_changed ?? []) process.stderr.write(`  changed ${file}\n`);
-            if (result.error) process.stderr.write(`conch: ${result.error}\n`);
+            for (const file of result.files_changed ?? [])
+              process.stderr.write(`  changed ${escapeControls(file)}\n`);
+            if (result.error)
+              process.stderr.write(`conch: ${escapeControls(result.error, { newlines: 'keep' })}\n`);
             process.stderr.write(
-              `[${result.status}${result.session_id ? ` · session ${result.session_id}` : ''}]\n`,
+              `${escapeControls(`[${result.status}${result.session_id ? ` · session ${result.session_id}` : ''}]`)}\n`,
             );
           }
           return result.status === 'success' ? 0 : EXIT_ERROR;
@@ -464,26 +555,67 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--http <host:port>',
       'serve MCP Streamable HTTP here instead of stdio (a bare port binds 127.0.0.1)',
     )
+    .addOption(
+      new Option(
+        '--token <token>',
+        'refused: a token on the command line is readable by every local user (use $CONCH_MCP_TOKEN or --token-file)',
+      ).hideHelp(),
+    )
     .option(
-      '--token <token>',
-      'the bearer token HTTP clients must send (default: $CONCH_MCP_TOKEN, else generated and printed)',
+      '--token-file <file>',
+      'read the bearer token HTTP clients must send from this file (default: $CONCH_MCP_TOKEN, else generated and printed)',
+    )
+    .addOption(
+      new Option('--http-idle-timeout <seconds>', 'close an MCP session idle this long')
+        .default(HTTP_DEFAULTS.idleTimeoutS)
+        .argParser(positive('--http-idle-timeout')),
+    )
+    .addOption(
+      new Option(
+        '--http-max-sessions <n>',
+        'most MCP sessions; beyond it the least recently used idle one goes',
+      )
+        .default(HTTP_DEFAULTS.maxSessions)
+        .argParser(positive('--http-max-sessions')),
+    )
+    .addOption(
+      new Option('--http-max-body <bytes>', 'largest request body (413 beyond it)')
+        .default(HTTP_DEFAULTS.maxBodyBytes)
+        .argParser(positive('--http-max-body')),
+    )
+    .addOption(
+      new Option(
+        '--http-max-connections <n>',
+        'most connections; beyond it the oldest one not in a request is closed',
+      )
+        .default(HTTP_DEFAULTS.maxConnections)
+        .argParser(positive('--http-max-connections')),
     )
     .action((options) =>
       run(async () => {
         if (options.http && options.daemon) {
-          throw new CommanderError(
-            EXIT_USAGE,
-            'conch.usage',
-            '--http and --daemon cannot be combined yet: choose one.',
+          throw usage('--http and --daemon cannot be combined yet: choose one.');
+        }
+        if (options.token !== undefined) {
+          throw usage(
+            '--token would put the token in the arguments of the process, which every local user can read (/proc/PID/cmdline). Pass it in $CONCH_MCP_TOKEN or in a file (--token-file FILE), or give neither and a token is generated and printed.',
           );
         }
-        const { daemon, http, token: tokenOption, ...serverOptions } = options;
+        const {
+          daemon,
+          http,
+          token: _token,
+          tokenFile,
+          httpIdleTimeout,
+          httpMaxSessions,
+          httpMaxBody,
+          httpMaxConnections,
+          ...serverOptions
+        } = options;
         const settings = settingsFromOptions(serverOptions);
         if (daemon) {
           if (Object.keys(settings).length > 0) {
-            throw new CommanderError(
-              EXIT_USAGE,
-              'conch.usage',
+            throw usage(
               `--daemon serves the daemon's sessions with the daemon's settings: ${Object.keys(serverOptions)
                 .map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`)
                 .join(', ')} cannot be combined with it.`,
@@ -496,18 +628,27 @@ export function buildProgram(setExit: (code: number) => void): Command {
           try {
             parseListen(http);
           } catch (error) {
-            throw new CommanderError(EXIT_USAGE, 'conch.usage', (error as Error).message);
+            throw usage((error as Error).message);
           }
-          const token: string | undefined = tokenOption ?? process.env.CONCH_MCP_TOKEN;
+          const token = tokenFile === undefined ? process.env.CONCH_MCP_TOKEN : readToken(tokenFile);
           let config: ResolvedConfig;
           try {
             config = resolveConfig(settings);
           } catch (error) {
-            if (error instanceof ConfigError)
-              throw new CommanderError(EXIT_USAGE, 'conch.usage', error.message);
+            if (error instanceof ConfigError) throw usage(error.message);
             throw error;
           }
-          return serveHttp({ listen: http, config, ...(token ? { token } : {}) });
+          return serveHttp({
+            listen: http,
+            config,
+            ...(token ? { token } : {}),
+            limits: {
+              idleTimeoutS: httpIdleTimeout,
+              maxSessions: httpMaxSessions,
+              maxBodyBytes: httpMaxBody,
+              maxConnections: httpMaxConnections,
+            },
+          });
         }
         return (await import('./mcp-command.js')).serveMcp(settings);
       })(),
@@ -521,10 +662,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description('Start the daemon (it also starts on first use).')
     .action(() =>
       run(async () => {
-        const started = await ensureDaemon();
+        const start = await ensureDaemon();
+        sayRestart(start);
         const status = await daemonStatus();
         process.stdout.write(
-          `${started ? 'started' : 'already running'} (pid ${status.pid ?? '?'}, ${status.socket})\n`,
+          `${start.started ? 'started' : 'already running'} (pid ${status.pid ?? '?'}, ${status.socket})\n`,
         );
         return 0;
       })(),
@@ -550,19 +692,33 @@ export function buildProgram(setExit: (code: number) => void): Command {
           process.stdout.write(
             status.running
               ? `running (pid ${status.pid ?? '?'}, ${status.socket})\n`
-              : `not running (${status.socket})\n`,
+              : status.socketless
+                ? `not running: daemon pid ${status.pid} lost its socket ${status.socket} and is stopping (conch daemon stop stops it now)\n`
+                : `not running (${status.socket})\n`,
           );
         return status.running ? 0 : 3;
       })(),
     );
-  daemon
-    .command('run', { hidden: true })
-    .description('Run the daemon in the foreground (what first use starts in the background).')
-    .option('--config <file>', 'a conch.config.json')
+  addServerOptions(
+    daemon
+      .command('run', { hidden: true })
+      .description(
+        "Run the daemon in the foreground (what first use starts in the background); takes conch-mcp's flags.",
+      ),
+  )
+    .option(
+      '--viewer-backlog <bytes>',
+      'bytes queued for one connection beyond which live view output is dropped (default 1 MiB)',
+      positive('--viewer-backlog'),
+    )
     .action((options) =>
       run(async () => {
         const { runDaemon } = await import('./daemon.js');
-        return runDaemon(options.config ? { config: options.config } : {});
+        const { viewerBacklog, ...serverOptions } = options;
+        return runDaemon({
+          settings: settingsFromOptions(serverOptions),
+          ...(viewerBacklog === undefined ? {} : { viewerBacklogBytes: viewerBacklog }),
+        });
       })(),
     );
 
@@ -571,6 +727,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
 /** Runs the CLI with `argv` (without node and script) and resolves with the exit code. */
 export async function runCli(argv: readonly string[]): Promise<number> {
+  // Node replaces bytes that are not UTF-8 with U+FFFD: an argument holding one may not be what was typed.
+  if (argv.some((arg) => arg.includes('\uFFFD'))) {
+    const bad = nonUtf8Arguments(argv.length);
+    if (bad.length > 0) {
+      for (const { index, shown } of bad)
+        process.stderr.write(
+          `conch: argument ${index + 1} is not valid UTF-8: ${shown}. conch passes text and cannot carry these bytes unchanged; write them inside the command instead (e.g. $'\\xff' in bash, or a glob).\n`,
+        );
+      return EXIT_USAGE;
+    }
+  }
   let code = 0;
   const program = buildProgram((value) => {
     code = value;
@@ -586,10 +753,11 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         error.code === 'commander.help'
       )
         return 0;
-      if (error.code === 'conch.usage') process.stderr.write(`conch: ${error.message}\n`);
+      if (error.code === 'conch.usage') process.stderr.write(`conch: ${escapeControls(error.message)}\n`);
       return EXIT_USAGE;
     }
-    process.stderr.write(`conch: ${error instanceof Error ? error.message : String(error)}\n`);
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`conch: ${escapeControls(message, { newlines: 'keep' })}\n`);
     return EXIT_ERROR;
   }
 }

@@ -4,7 +4,7 @@
  */
 
 import { constants } from 'node:os';
-import { formatTable, stylesFor } from './terminal-output.js';
+import { escapeControls, formatTable, stylesFor } from './terminal-output.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 
 /** The fields of a CommandResult the CLI reads. */
@@ -21,6 +21,7 @@ export interface CommandResult {
   cwd?: string;
   duration_ms: number;
   screen?: { rows: string[] };
+  new_shell?: true;
 }
 
 /**
@@ -36,27 +37,43 @@ export function exitCodeOf(result: CommandResult): number {
   return signal === undefined ? 1 : 128 + signal;
 }
 
+/** A status line of conch's own on stderr: agent-controlled parts escaped, one line. */
+export function statusLine(text: string): void {
+  process.stderr.write(`${escapeControls(text)}\n`);
+}
+
 /** Prints a CommandResult for a person and returns the exit code. */
 export function printCommandResult(result: CommandResult): number {
   const err = stylesFor(process.stderr);
+  if (result.new_shell) {
+    process.stderr.write(
+      `${err.yellow('[new shell]')} ${err.dim(`${escapeControls(result.session_id)} runs in a new shell: its cwd and environment were reset`)}\n`,
+    );
+  }
   if (result.output)
     process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   const code = exitCodeOf(result);
   if (result.status === 'completed') {
     if (code !== 0 || result.signal) {
       const what = result.signal ? `${result.signal}` : `exit ${result.exit_code ?? 'unknown'}`;
-      process.stderr.write(`${err.red(`[${what}]`)}\n`);
+      process.stderr.write(`${err.red(`[${escapeControls(what)}]`)}\n`);
     }
     return code;
   }
-  const id = result.command_id;
-  const { respond, sendControl, readOutput, killProcess } = CLI_VOCABULARY;
+  const id = escapeControls(result.command_id);
+  const { respond, sendControl } = CLI_VOCABULARY;
   const why =
     result.state === 'awaiting_input'
-      ? `waiting for input${result.prompt ? ` (${result.prompt.kind})` : ''}: answer with ${respond} ${id} TEXT, or press keys with ${sendControl} ${id} KEY`
-      : `read more with ${readOutput} ${id}, stop it with ${killProcess} ${id}`;
+      ? `waiting for input${result.prompt ? ` (${escapeControls(result.prompt.kind)})` : ''}: answer with ${respond} ${id} TEXT, or press keys with ${sendControl} ${id} KEY`
+      : stillRunningHint(result.command_id);
   process.stderr.write(`${err.yellow(`[still running: ${id}]`)} ${err.dim(why)}\n`);
   return code;
+}
+
+/** How to read more of a running command, or stop it. */
+export function stillRunningHint(commandId: string): string {
+  const id = escapeControls(commandId);
+  return `read more with ${CLI_VOCABULARY.readOutput} ${id}, stop it with ${CLI_VOCABULARY.killProcess} ${id}`;
 }
 
 /** One process row as `list_processes` returns it. */
@@ -83,7 +100,7 @@ export function processTable(processes: readonly ProcessRow[]): string {
       p.background ? `${p.state} (bg)` : p.state,
       p.exit_code === null || p.exit_code === undefined ? '-' : String(p.exit_code),
       `${(p.duration_ms / 1000).toFixed(1)}s`,
-      p.command.replace(/\s*\n\s*/g, ' ↵ '),
+      p.command,
     ]),
   );
 }

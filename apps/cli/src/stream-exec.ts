@@ -4,11 +4,20 @@
  * finished), its raw output is followed over the daemon connection (`conch/follow`) from its first byte, and
  * `read_output` waits with the person's `--pause`/`--total`. A spinner with the elapsed time shows until the
  * first output arrives. Only the status line is printed at the end (the output has been shown).
+ *
+ * Ctrl+C ends the wait, not the command (as for every conch call): {@link ExecInterrupted} carries the
+ * command's id so that the person is told how to read or kill it. Output the terminal did not keep up with
+ * (the daemon drops it rather than queue it without bound) is said, with where to read it.
  */
 
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ATTACH_METHODS, CommandOutputNotificationSchema, EmptyResultSchema } from './attach-protocol.js';
+import {
+  ATTACH_METHODS,
+  CommandOutputNotificationSchema,
+  DroppedNotificationSchema,
+  EmptyResultSchema,
+} from './attach-protocol.js';
 import type { CommandResult } from './render.js';
 import { startSpinner } from './terminal-output.js';
 import { callTool } from './tool-call.js';
@@ -23,9 +32,17 @@ export function streamsExec(options: { json?: boolean; background?: boolean; unt
   );
 }
 
+/** The person pressed ctrl+c while `conch exec` streamed: the command runs on. */
+export class ExecInterrupted extends Error {
+  constructor(readonly commandId: string) {
+    super(`interrupted; ${commandId} is still running`);
+  }
+}
+
 /**
  * Runs `execute` (its `args` without the wait options) and streams the output to stdout; resolves with the
- * final result, whose `output` is emptied when it was streamed.
+ * final result, whose `output` is emptied when it was streamed. Rejects with {@link ExecInterrupted} on
+ * ctrl+c (SIGINT) once the command has an id.
  */
 export async function execStreaming(
   client: Client,
@@ -39,6 +56,11 @@ export async function execStreaming(
     if (spinning) spinner.stop();
     spinning = false;
   };
+  let interrupt: () => void = () => {};
+  const interrupted = new Promise<'interrupted'>((resolve) => {
+    interrupt = () => resolve('interrupted');
+  });
+  process.on('SIGINT', interrupt);
   try {
     const first = await callTool<CommandResult>(client, 'execute', { ...args, pause_timeout: 0 });
     if (first.status === 'completed') return first;
@@ -52,6 +74,13 @@ export async function execStreaming(
       process.stdout.write(notification.params.text);
       lastChar = notification.params.text.at(-1) ?? lastChar;
     });
+    client.setNotificationHandler(DroppedNotificationSchema, (notification) => {
+      if (notification.params.follow_id !== followId) return;
+      stopSpinner();
+      process.stderr.write(
+        `\r\n[conch: ${notification.params.bytes} bytes of output not shown here (this terminal did not keep up); conch read ${first.command_id} --offset 0 shows them]\r\n`,
+      );
+    });
     await client.request(
       {
         method: ATTACH_METHODS.follow,
@@ -61,10 +90,13 @@ export async function execStreaming(
     );
     let result: CommandResult;
     try {
-      result = await callTool<CommandResult>(client, 'read_output', {
-        command_id: first.command_id,
-        ...wait,
-      });
+      const read = callTool<CommandResult>(client, 'read_output', { command_id: first.command_id, ...wait });
+      const outcome = await Promise.race([read, interrupted]);
+      if (outcome === 'interrupted') {
+        read.catch(() => {});
+        throw new ExecInterrupted(first.command_id);
+      }
+      result = outcome;
     } finally {
       // Its reply comes after every output notification sent before it (one ordered connection).
       await client
@@ -74,6 +106,7 @@ export async function execStreaming(
     if (streamed && lastChar !== '\n') process.stdout.write('\r\n');
     return streamed ? { ...result, output: '' } : result;
   } finally {
+    process.off('SIGINT', interrupt);
     stopSpinner();
   }
 }

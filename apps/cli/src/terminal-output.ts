@@ -1,7 +1,55 @@
 /**
  * Human output of the CLI: colour only on a TTY and never with `NO_COLOR`, a spinner with the elapsed
- * time (and the newest output line) on stderr while a call waits, and plain tables.
+ * time (and the newest output line) on stderr while a call waits, plain tables, and the one escape of
+ * agent-controlled text ({@link escapeControls}) that every table, status line and message goes through.
  */
+
+/**
+ * Characters that a terminal acts on instead of showing, or that reorder what it shows: C0 controls
+ * (ESC, CR, BEL, …), DEL, C1 controls (U+0080–U+009F; U+009B is a CSI, U+009D an OSC), the bidirectional
+ * overrides and isolates, and the line and paragraph separators.
+ */
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** How {@link escapeControls} treats line ends. */
+export interface EscapeOptions {
+  /**
+   * `keep`: newlines stay (a message of several lines; tabs stay too); `mark` (default): a newline with the
+   * blanks around it becomes ` ↵ ` and a tab `\t` (a table cell or a status line stays one line).
+   */
+  newlines?: 'keep' | 'mark';
+}
+
+/**
+ * Agent-controlled text (command texts, session names, cwds, error messages, OpenCode's answer) made safe
+ * for a person's terminal: every character of {@link CONTROLS} is shown as a visible escape (`\x1b`,
+ * `\x9b`, `\u202e`), so that the text cannot move the cursor, rewrite rows, set the window title or write
+ * the clipboard (OSC 52). Not for a command's own output stream (`conch exec` prints that as the program
+ * printed it, like a terminal would).
+ */
+export function escapeControls(text: string, options: EscapeOptions = {}): string {
+  const keep = options.newlines === 'keep';
+  const lines = keep ? text.replace(/\r\n/g, '\n') : text.replace(/[ \t]*\r?\n[ \t]*/g, ' ↵ ');
+  return lines.replace(CONTROLS, (c) => {
+    if (keep && (c === '\n' || c === '\t')) return c;
+    if (c === '\t') return '\\t';
+    const code = c.charCodeAt(0);
+    return code < 0x100
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * JSON for a person's terminal: `JSON.stringify`, with the characters of {@link CONTROLS} that it leaves
+ * as they are (C1, bidirectional controls, separators) written as `\uXXXX` escapes: the same JSON value.
+ */
+export function terminalSafeJson(value: unknown): string {
+  // The only raw control JSON.stringify writes is the newline of its own indentation.
+  return JSON.stringify(value, null, 2).replace(CONTROLS, (c) =>
+    c === '\n' ? c : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
 
 /** Whether a stream should get colour: a TTY, and `NO_COLOR` unset or empty. */
 export function colourFor(stream: NodeJS.WriteStream, env: NodeJS.ProcessEnv = process.env): boolean {
@@ -31,8 +79,12 @@ export function stylesFor(stream: NodeJS.WriteStream): Styles {
   };
 }
 
-/** A table: one header row, then rows; columns padded to their widest cell. */
-export function formatTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+/**
+ * A table: one header row, then rows; columns padded to their widest cell. Every cell is escaped
+ * ({@link escapeControls}): one table row is one line, whatever the text.
+ */
+export function formatTable(header: readonly string[], rawRows: readonly (readonly string[])[]): string {
+  const rows = rawRows.map((row) => row.map((cell) => escapeControls(cell)));
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? '').length)));
   const line = (row: readonly string[]) =>
     row
@@ -98,7 +150,7 @@ export function startSpinner(label: string, stream: NodeJS.WriteStream = process
   draw();
   return {
     update(line) {
-      latest = line.replace(/[\u0000-\u001f\u007f]/g, ' ').trim();
+      latest = escapeControls(line.trim());
       draw();
     },
     stop() {

@@ -3,7 +3,7 @@
  * and stops the daemon it started afterwards, checking that it is gone.
  */
 
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -41,11 +41,25 @@ export async function waitUntil(check: () => boolean, what: string, timeoutMs = 
   }
 }
 
+/** Polls the async `check` until true; fails after `timeoutMs` (a bound on a condition, not a timed assertion). */
+export async function waitUntilAsync(
+  check: () => Promise<boolean>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A private daemon home and a runner of the built binary in it. */
 export interface CliHome {
   dir: string;
   env: NodeJS.ProcessEnv;
-  conch(args: readonly string[], input?: string): Promise<Run>;
+  /** Runs the built `conch ARGS` (stdin `input`, in directory `cwd`) and resolves once it exits. */
+  conch(args: readonly string[], input?: string, cwd?: string): Promise<Run>;
   /** The pid of the daemon now answering (from its pid file). */
   daemonPid(): number | undefined;
   /** Stops the daemon (if any), checks it is gone, removes the home. */
@@ -57,9 +71,13 @@ export function createHome(): CliHome {
   assertBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'conch-cli-test-'));
   const env: NodeJS.ProcessEnv = { ...process.env, CONCH_HOME: join(dir, 'home'), NO_COLOR: '1' };
-  const conch = (args: readonly string[], input?: string): Promise<Run> =>
+  const conch = (args: readonly string[], input?: string, cwd?: string): Promise<Run> =>
     new Promise((resolvePromise, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [BIN, ...args], {
+        env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        ...(cwd === undefined ? {} : { cwd }),
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
@@ -141,4 +159,36 @@ export async function killTerminals(): Promise<void> {
     if (isRunning(pid)) term.kill('SIGKILL');
     await waitUntil(() => !isRunning(pid), 'the conch client on a terminal is gone');
   }
+}
+
+/**
+ * Starts the daemon of `home` in the foreground with `args` (e.g. `--config FILE`), and waits until it is
+ * the daemon answering. `home.dispose()` stops it.
+ */
+export async function startDaemon(home: CliHome, args: readonly string[]): Promise<ChildProcess> {
+  const daemon = spawn(process.execPath, [BIN, 'daemon', 'run', ...args], {
+    env: home.env,
+    stdio: 'ignore',
+    detached: true,
+  });
+  daemon.unref();
+  await waitUntil(() => home.daemonPid() === daemon.pid, 'the daemon with its settings is up');
+  return daemon;
+}
+
+/** An MCP client of `conch mcp --daemon` in `home` (an agent's view of the daemon). */
+export async function relayClient(home: CliHome): Promise<{ client: Client; stderr(): string }> {
+  const client = new Client({ name: 'test-agent', version: '0' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', '--daemon'],
+    env: home.env as Record<string, string>,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  await client.connect(transport);
+  return { client, stderr: () => stderr };
 }

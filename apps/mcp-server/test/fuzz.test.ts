@@ -1,8 +1,10 @@
 /**
- * Bad-input fuzz against the BUILT server over stdio: generated, seeded arguments for every tool and
- * generated JSON-RPC framing (wrong types, huge strings and lines, NUL bytes, lone surrogates, invalid
- * UTF-8, negative and enormous numbers, unknown fields, null params). Every request with an id gets a
- * structured error or a valid result, the server never dies, and a canary session keeps its state.
+ * Bad-input fuzz against the BUILT server behind each of its doors (stdio, the daemon's socket, the relay
+ * `conch mcp --daemon`: see targets.ts): generated, seeded arguments for every tool and generated JSON-RPC
+ * framing (wrong types, huge strings and lines, NUL bytes, lone surrogates, invalid UTF-8, negative and
+ * enormous numbers, unknown fields, null params, batches). Every request with an id gets a structured error
+ * or a valid result, the server never dies, a canary session keeps its state, and every door answers each
+ * case as stdio does (the same seed sends the same cases to each).
  * Writes `<repo>/.reliability/fuzz.json` (`{ "fuzzCases": n }`) for the reliability summary.
  */
 
@@ -10,6 +12,7 @@ import { writeReliabilityReport } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { descendants, isAlive } from './harness.js';
 import { type RawServer, type RpcMessage, startRawServer, structured } from './raw-client.js';
+import { TARGETS, type Target } from './targets.js';
 
 const SEED = Number(process.env.CONCH_FUZZ_SEED ?? 1307);
 const TOOL_CASES = 360;
@@ -27,7 +30,14 @@ function rng(seed: number): () => number {
   };
 }
 
-const random = rng(SEED);
+/**
+ * The generator of the case being made: each case has its own (seeded with the seed and the case's number),
+ * so that a case is the same on every door whatever the answers to the cases before it.
+ */
+let random = rng(SEED);
+const seedCase = (n: number) => {
+  random = rng(SEED * 100_003 + n);
+};
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 /** Harmless strings: as a command each runs briefly (or is refused); none names the canary. */
@@ -143,6 +153,23 @@ function assertStructuredAnswer(answer: RpcMessage, what: string): void {
   }
 }
 
+/**
+ * What an answer says, without what differs from run to run (ids, times, pids, paths): the JSON-RPC error
+ * code, the tool error code, or `ok`.
+ */
+function answerKind(answer: RpcMessage): string {
+  if (answer.error !== undefined) return `rpc ${answer.error.code}`;
+  const result = answer.result as { isError?: boolean; content?: { text?: string }[] } | undefined;
+  if (result?.isError !== true) return 'ok';
+  const code = (structured(answer).error as { code?: string } | undefined)?.code;
+  return code
+    ? `tool ${code}`
+    : `text ${(result.content?.[0]?.text ?? '').replace(/\d+/g, 'N').slice(0, 80)}`;
+}
+
+/** The answers of each door, case by case, for the comparison with stdio. */
+const kinds = new Map<Target, string[]>();
+
 /** One framing case: the raw line and the id an answer must carry (undefined: no answer is owed). */
 function framingCase(n: number): { line: string | Buffer; answerId?: string | number } {
   const id = `f${n}`;
@@ -161,6 +188,7 @@ function framingCase(n: number): { line: string | Buffer; answerId?: string | nu
     'invalid-utf8',
     'lone-surrogate',
     'tool-call',
+    'batch',
     'huge-line',
   ] as const);
   const json = (message: unknown) => JSON.stringify(message);
@@ -221,6 +249,14 @@ function framingCase(n: number): { line: string | Buffer; answerId?: string | nu
         line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"\\ud800","arguments":{"\\udc00":"\\ud800"}}}`,
         answerId: id,
       };
+    case 'batch':
+      return {
+        line: json([
+          { jsonrpc: '2.0', id, method: 'tools/list' },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+        ]),
+        answerId: id,
+      };
     case 'tool-call':
       return {
         line: json({
@@ -239,12 +275,16 @@ function framingCase(n: number): { line: string | Buffer; answerId?: string | nu
   }
 }
 
-describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
+let cases = 0;
+afterAll(() => writeReliabilityReport('fuzz', { fuzzCases: cases }));
+
+describe.each(TARGETS)('bad-input fuzz of every tool and of the JSON-RPC framing over %s', (target) => {
   let s: RawServer;
   let canary: string;
-  let cases = 0;
+  const seen: string[] = [];
   beforeAll(async () => {
-    s = await startRawServer();
+    kinds.set(target, seen);
+    s = await startRawServer([], target);
     const created = await s.request('tools/call', { name: 'create_local', arguments: { name: 'canary' } });
     canary = String(structured(created).session_id);
     const set = await s.request('tools/call', {
@@ -254,7 +294,6 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
     expect(structured(set).status).toBe('completed');
   });
   afterAll(async () => {
-    writeReliabilityReport('fuzz', { fuzzCases: cases });
     if (!s) return;
     const pid = s.pid;
     const children = descendants(pid);
@@ -276,11 +315,13 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
     const list = await s.request('tools/list');
     const all = (list.result?.tools ?? []) as ToolInfo[];
     expect(all.length).toBeGreaterThan(5);
-    const tools = all.filter((t) => t.name !== 'close_session');
+    // In name order, so that case n calls the same tool on every door.
+    const tools = all.filter((t) => t.name !== 'close_session').sort((a, b) => a.name.localeCompare(b.name));
     const closeSession = all.find((t) => t.name === 'close_session');
     const ids = { commandIds: [] as string[] };
     const called = new Set<string>();
     for (let n = 0; n < TOOL_CASES; n++) {
+      seedCase(n);
       // Every tool in turn (close_session now and then, so that the canary's siblings come and go).
       const tool = n % 40 === 39 && closeSession ? closeSession : tools[n % tools.length]!;
       called.add(tool.name);
@@ -290,6 +331,7 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
       const answer = await s.request('tools/call', { name: tool.name, arguments: args }, 60_000);
       cases++;
       assertStructuredAnswer(answer, what);
+      seen.push(`tool case ${n} ${tool.name}: ${answerKind(answer)}`);
       const commandId = structured(answer).command_id;
       if (typeof commandId === 'string') ids.commandIds.push(commandId);
       if (n % 60 === 59) await expectCanaryIntact(`after tool case ${n}`);
@@ -300,14 +342,14 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
 
   test('every framing case with an id is answered; the rest never stop the server', async () => {
     for (let n = 0; n < FRAMING_CASES; n++) {
+      seedCase(TOOL_CASES + n);
       const { line, answerId } = framingCase(n);
       await s.write(typeof line === 'string' ? `${line}\n` : Buffer.concat([line, Buffer.from('\n')]));
       cases++;
       if (answerId !== undefined) {
-        assertStructuredAnswer(
-          await s.answer(answerId, 60_000),
-          `framing case ${n}: ${String(line).slice(0, 200)}`,
-        );
+        const answer = await s.answer(answerId, 60_000);
+        assertStructuredAnswer(answer, `framing case ${n}: ${String(line).slice(0, 200)}`);
+        seen.push(`framing case ${n}: ${answerKind(answer)}`);
       } else {
         // Owed no answer: a ping after it proves the line was consumed and the server still serves.
         expect((await s.request('ping')).result, `framing case ${n}`).toBeDefined();
@@ -317,3 +359,24 @@ describe('bad-input fuzz of every tool and of the JSON-RPC framing', () => {
     await expectCanaryIntact('after the framing fuzz');
   }, 120_000);
 });
+
+/**
+ * Answers that may differ between two runs of the same case, because they depend on how far a command got
+ * when the call came (a `respond` to a command that has just ended, a kill of one that was still running).
+ */
+const TIMING = /: (ok|tool COMMAND_FINISHED|tool WRITE_TIMEOUT)$/;
+
+describe.runIf(TARGETS.includes('stdio') && TARGETS.length > 1)(
+  'every door answers the fuzz as stdio does',
+  () => {
+    test.each(TARGETS.filter((t) => t !== 'stdio'))('%s', (target) => {
+      const stdio = kinds.get('stdio') ?? [];
+      const other = kinds.get(target) ?? [];
+      expect(other.length).toBe(stdio.length);
+      const pairs = other.map((kind, i) => [stdio[i] as string, kind] as const).filter(([a, b]) => a !== b);
+      expect(pairs.filter(([a, b]) => !(TIMING.test(a) && TIMING.test(b)))).toEqual([]);
+      // Timing may make a few answers differ, never many: the comparison is not vacuous.
+      expect(pairs.length).toBeLessThan(other.length / 20);
+    });
+  },
+);

@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { openDoor, type Target } from './targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package root (apps/mcp-server). */
@@ -124,6 +125,8 @@ export interface StartOptions {
   capabilities?: ClientCapabilities;
   /** Runs before the client connects: register request handlers (e.g. for `elicitation/create`). */
   setupClient?: (client: Client) => void;
+  /** Which door to speak to (default `stdio`; see targets.ts). */
+  target?: Target;
 }
 
 /** Options of one call. */
@@ -139,11 +142,11 @@ export interface CallOptions {
 export interface ServerHandle {
   client: Client;
   transport: StdioClientTransport;
-  /** The server's pid. */
+  /** The engine's pid: the server's (`stdio`) or the daemon's (`daemon`, `relay`). */
   pid: number;
-  /** The server's child process (for EOF and exit tests). */
+  /** The process the client speaks to (for EOF and exit tests). */
   child: ChildProcess;
-  /** Everything the server wrote to stderr so far. */
+  /** Everything the server (and the daemon behind it) wrote to stderr so far. */
   stderr(): string;
   /** The tools from tools/list. */
   tools: Tool[];
@@ -156,27 +159,28 @@ export interface ServerHandle {
   exec(command: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CommandResult>;
   /** A tool that must succeed: returns its structuredContent (throws with the error text otherwise). */
   ok<T = CommandResult>(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<T>;
-  /** Closes the client (ends stdin; the transport escalates to SIGTERM/SIGKILL after 2 s each). */
+  /**
+   * Closes the client (ends stdin; the transport escalates to SIGTERM/SIGKILL after 2 s each), then stops
+   * the daemon behind it.
+   */
   close(): Promise<void>;
 }
 
-/** Starts the built server with `options` and connects a client. */
+/** Starts the built server with `options` (behind `options.target`) and connects a client. */
 export async function startServer(options: StartOptions = {}): Promise<ServerHandle> {
-  assertBuilt();
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
-  Object.assign(env, options.env);
-  const transport = new StdioClientTransport({
-    command: options.wrapper?.[0] ?? process.execPath,
-    args: [
-      ...(options.wrapper ? [...options.wrapper.slice(1), process.execPath] : []),
-      ...(options.nodeArgs ?? []),
-      BIN,
-      ...(options.args ?? []),
-    ],
-    env,
-    stderr: 'pipe',
+  const door = await openDoor(options.target ?? 'stdio', {
+    ...(options.args ? { args: options.args } : {}),
+    ...(options.env ? { env: options.env } : {}),
     ...(options.cwd ? { cwd: options.cwd } : {}),
+    ...(options.nodeArgs ? { nodeArgs: options.nodeArgs } : {}),
+    ...(options.wrapper ? { wrapper: options.wrapper } : {}),
+  });
+  const transport = new StdioClientTransport({
+    command: door.command,
+    args: door.args,
+    env: door.env,
+    stderr: 'pipe',
+    ...(door.cwd ? { cwd: door.cwd } : {}),
   });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => {
@@ -188,8 +192,8 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
   );
   options.setupClient?.(client);
   await client.connect(transport);
-  const pid = transport.pid;
   const child = (transport as unknown as { _process?: ChildProcess })._process;
+  const pid = door.daemonPid ?? transport.pid;
   if (pid === null || !child) throw new Error('server did not start');
   const { tools } = await client.listTools();
   let closed = false;
@@ -232,7 +236,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
     pid,
     child,
     tools,
-    stderr: () => stderr,
+    stderr: () => stderr + door.daemonLog(),
     call,
     ok,
     exec: (command, args = {}, callOptions = {}) =>
@@ -241,6 +245,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
       if (closed) return;
       closed = true;
       await client.close().catch(() => {});
+      await door.stop();
     },
   };
 }

@@ -1,11 +1,14 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer } from './harness.js';
+import { TARGETS } from './targets.js';
 
-describe('hostile input never stalls or confuses the server', () => {
+describe.each(TARGETS)('hostile input never stalls or confuses the server (%s)', (target) => {
   let h: ServerHandle;
   beforeAll(async () => {
-    h = await startServer();
+    h = await startServer({ target });
   });
   afterAll(async () => {
     await h?.close();
@@ -59,6 +62,27 @@ describe('hostile input never stalls or confuses the server', () => {
     expect((await h.exec('echo fine')).output).toBe('fine');
   });
 
+  test('a NUL byte in a cwd is INVALID_ARGUMENT wherever a cwd is taken; nothing runs', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'conch-nul-'));
+    try {
+      const marker = join(base, 'ran');
+      for (const [tool, args] of [
+        ['execute', { command: `touch ${marker}`, cwd: `${base}\u0000/elsewhere` }],
+        ['execute', { command: `touch ${marker}`, cwd: `${base}\u0000/elsewhere`, background: true }],
+        ['create_local', { cwd: `${base}\u0000/elsewhere` }],
+      ] as const) {
+        const bad = await h.call(tool, args);
+        expect(bad.error?.code, `${tool} ${JSON.stringify(args)}`).toBe('INVALID_ARGUMENT');
+        expect(bad.error?.message).toContain('NUL');
+        expect(bad.error?.message).toContain('cwd');
+      }
+      expect(existsSync(marker)).toBe(false);
+      expect((await h.exec('echo fine')).output).toBe('fine');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   const SECRET = 'pw4XYZsecret9';
   const programs: Array<[string, string]> = [
     ['grep --color highlighting a part', 'echo "$pw" | grep --color=always XYZ'],
@@ -90,6 +114,39 @@ describe('hostile input never stalls or confuses the server', () => {
       }
       expect(answered.output).toContain('[secret]');
       expect(answered.output).toContain('done');
+    });
+  }
+});
+
+describe("a NUL byte in the profiles' directory parameters", () => {
+  const root = mkdtempSync(join(tmpdir(), 'conch-nul-profiles-'));
+  mkdirSync(join(root, 'sub'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  for (const [profile, tool, args] of [
+    [
+      'astonish',
+      'shell_command',
+      { command: 'touch ran', working_dir: `${root}/sub\u0000x`, background: true },
+    ],
+    ['astonish', 'shell_command', { command: 'touch ran', working_dir: `${root}/sub\u0000x` }],
+    [
+      'ollama-code',
+      'run_shell_command',
+      { command: 'touch ran', directory: 'sub\u0000x', is_background: true },
+    ],
+  ] as const) {
+    test(`${profile} ${tool} ${Object.keys(args).join(',')}: INVALID_ARGUMENT, nothing runs`, async () => {
+      const h = await startServer({ args: ['--profile', profile, '--cwd', root] });
+      try {
+        const bad = await h.call(tool, args);
+        expect(bad.isError, bad.text).toBe(true);
+        expect(bad.text).toContain('NUL');
+        expect(existsSync(join(root, 'sub', 'ran'))).toBe(false);
+        expect(existsSync(join(root, 'ran'))).toBe(false);
+      } finally {
+        await h.close();
+      }
     });
   }
 });

@@ -1,10 +1,12 @@
 /**
- * A raw JSON-RPC client for the BUILT server over stdio, for framing tests: it writes arbitrary bytes (not
- * only valid messages) and collects every line the server answers.
+ * A raw JSON-RPC client for the BUILT server, for framing tests: it writes arbitrary bytes (not only valid
+ * messages) to one of conch's doors (`stdio`, the daemon's socket, the relay: see targets.ts) and collects
+ * every line the door answers.
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { assertBuilt, BIN, waitFor } from './harness.js';
+import { isAlive, waitFor } from './harness.js';
+import { openDoor, type Target } from './targets.js';
 
 /** One JSON-RPC message from the server. */
 export interface RpcMessage {
@@ -17,7 +19,10 @@ export interface RpcMessage {
 
 /** A server process spoken to with raw lines. */
 export interface RawServer {
+  target: Target;
+  /** The process whose stdin and stdout carry the lines (the server, the socket pipe or the relay). */
   child: ChildProcess;
+  /** The engine's pid: the server's for `stdio`, else the daemon's. */
   pid: number;
   /** Every message received so far, in order. */
   messages: RpcMessage[];
@@ -30,16 +35,19 @@ export interface RawServer {
   answer(id: string | number | null, timeoutMs?: number): Promise<RpcMessage>;
   /** A fresh request id. */
   nextId(): number;
-  /** Whether the process still runs. */
+  /** Whether the process (and the daemon behind it) still runs. */
   alive(): boolean;
-  /** Ends stdin and waits for the process to exit; kills it after `timeoutMs`. */
+  /**
+   * Ends stdin and waits for the process to exit (killed after `timeoutMs`), then stops the daemon behind
+   * it; resolves with the exit code of the process spoken to (the daemon's for `daemon`).
+   */
   close(timeoutMs?: number): Promise<number | null>;
 }
 
-/** Starts the built server and completes the MCP handshake. */
-export async function startRawServer(args: string[] = []): Promise<RawServer> {
-  assertBuilt();
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+/** Starts the built server behind `target` and completes the MCP handshake. */
+export async function startRawServer(args: string[] = [], target: Target = 'stdio'): Promise<RawServer> {
+  const door = await openDoor(target, { args });
+  const child = spawn(door.command, door.args, { env: door.env, stdio: ['pipe', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error('server did not start');
   const messages: RpcMessage[] = [];
   let stderr = '';
@@ -67,10 +75,11 @@ export async function startRawServer(args: string[] = []): Promise<RawServer> {
   );
   let id = 0;
   const server: RawServer = {
+    target,
     child,
-    pid: child.pid,
+    pid: door.daemonPid ?? child.pid,
     messages,
-    stderr: () => stderr,
+    stderr: () => stderr + door.daemonLog(),
     write: (text) =>
       new Promise((resolve, reject) => {
         child.stdin.write(text, (error) => (error ? reject(error) : resolve()));
@@ -88,14 +97,16 @@ export async function startRawServer(args: string[] = []): Promise<RawServer> {
       );
       return server.answer(requestId, timeoutMs);
     },
-    alive: () => exitCode === undefined,
+    alive: () => exitCode === undefined && (door.daemonPid === undefined || isAlive(door.daemonPid)),
     close: async (timeoutMs = 10_000) => {
-      if (exitCode !== undefined) return exitCode;
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
+      if (exitCode === undefined) {
+        child.stdin.end();
+        const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      const daemonCode = await door.stop();
+      return target === 'daemon' ? daemonCode : (exitCode ?? null);
     },
   };
   const init = await server.request('initialize', {

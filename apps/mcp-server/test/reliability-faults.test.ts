@@ -1,6 +1,7 @@
 /**
- * Reliability: faults injected into the built server over stdio, each followed by proof that the server
- * and its other sessions go on as documented — SIGKILL of a session shell, of a background command's
+ * Reliability: faults injected into the built server behind each of its doors (stdio, the daemon's socket,
+ * the relay: see targets.ts), each followed by proof that the server and its other sessions go on as
+ * documented — SIGKILL of a session shell, of a background command's
  * process group and of the server itself (the restart leaves no orphans and no private files), a terminal
  * that stops reading its input, a 10 MB single line, binary output, invalid UTF-8 and a full spill
  * directory. Each survived fault is counted into `.reliability/faults.json`.
@@ -18,19 +19,14 @@ import {
 } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
+import { TARGETS } from './targets.js';
 
 let h: ServerHandle;
 /** A session that must stay unaffected by every fault. */
 let witness: string;
 let survived = 0;
 
-beforeAll(async () => {
-  h = await startServer();
-  witness = (await h.ok<{ session_id: string }>('create_local', {})).session_id;
-});
-
-afterAll(async () => {
-  await h?.close();
+afterAll(() => {
   writeReliabilityReport('faults', { faults: survived });
 });
 
@@ -50,7 +46,15 @@ async function stillServing(server = h, session = witness): Promise<void> {
   expect(isAlive(server.pid)).toBe(true);
 }
 
-describe('faults the server survives', () => {
+describe.each(TARGETS)('faults the server survives (%s)', (target) => {
+  beforeAll(async () => {
+    h = await startServer({ target });
+    witness = (await h.ok<{ session_id: string }>('create_local', {})).session_id;
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
   test('SIGKILL of a session shell: the session says so, a new command gets a new shell', async () => {
     await h.exec('echo first');
     const shell = (
@@ -149,7 +153,7 @@ describe('faults the server survives', () => {
   });
 });
 
-describe('a full spill directory', () => {
+describe.each(TARGETS)('a full spill directory (%s)', (target) => {
   // A 64 KiB tmpfs in a private mount namespace of the server (root can write to any read-only directory).
   const mount = mkdtempSync(join(tmpdir(), 'full-spill-'));
   afterAll(() => rmSync(mount, { recursive: true, force: true }));
@@ -170,6 +174,7 @@ describe('a full spill directory', () => {
           `mount -t tmpfs -o size=64k tmpfs '${mount}' && exec "$0" "$@"`,
         ],
         args: ['--spill-dir', join(mount, 'spill')],
+        target,
       });
       try {
         const big = await finish(
@@ -196,13 +201,13 @@ describe('a full spill directory', () => {
   );
 });
 
-describe('SIGKILL of the server', () => {
+describe.each(TARGETS)('SIGKILL of the server (%s)', (target) => {
   const parent = mkdtempSync(join(tmpdir(), 'faults-'));
   afterAll(() => rmSync(parent, { recursive: true, force: true }));
 
   test('the restart leaves no orphans and no private files', async () => {
     const env = { TMPDIR: parent };
-    const victim = await startServer({ env });
+    const victim = await startServer({ env, target });
     await victim.exec('export SOME_TOKEN=t-1; seq 1 100000');
     const bg = await victim.exec("setsid sh -c 'sleep 420 &'; sleep 421", { background: true });
     await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', bg.command_id).length >= 2, {
@@ -216,7 +221,7 @@ describe('SIGKILL of the server', () => {
     await waitFor(() => !isAlive(victim.pid), { what: 'the server to die' });
     await victim.close().catch(() => {});
 
-    const next = await startServer({ env });
+    const next = await startServer({ env, target });
     try {
       await next.exec('echo restarted');
       // The setsid escapee outlived its shell; the restart reaped it with the rest.

@@ -1,5 +1,6 @@
 /**
- * Reliability: leaks. The built server runs 1000 mixed commands (foreground, background, killed, and
+ * Reliability: leaks, behind each of the server's doors (stdio, the daemon's socket, the relay: see
+ * targets.ts). The built server runs 1000 mixed commands (foreground, background, killed, and
  * calls the client cancels) in four sessions at once; afterwards its open file descriptors, terminals and
  * child processes are back to their baseline and its resident memory is stable. Each resource not back
  * to its baseline counts into `.reliability/leaks.json`.
@@ -7,6 +8,7 @@
 import { openFds, processTree, procStatusKb, writeReliabilityReport } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
 import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
+import { TARGETS } from './targets.js';
 
 const COMMANDS = 1000;
 const SESSIONS = 4;
@@ -91,9 +93,10 @@ async function one(server: ServerHandle, session: string, i: number): Promise<vo
   }
 }
 
-describe('leaks', () => {
+describe.each(TARGETS)('leaks (%s)', (target) => {
   test(`after ${COMMANDS} mixed commands, fds, terminals and children are back to baseline, memory stable`, async () => {
-    const server = await startServer();
+    await h?.close();
+    const server = await startServer({ target });
     h = server;
     const sessions = [
       'default',
@@ -129,15 +132,17 @@ describe('leaks', () => {
       { timeoutMs: 10_000, what: 'fds back to the baseline' },
     ).catch(() => usage(server.pid));
     const rssStable = after.rssKb <= base.rssKb * 1.5 + 32 * 1024;
-    leaks =
+    const found =
       Math.max(0, after.fds - base.fds) +
       Math.max(0, after.ptys - base.ptys) +
       Math.max(0, after.children - base.children) +
       (rssStable ? 0 : 1);
+    leaks += found;
     expect(after.fds, 'open fds').toBeLessThanOrEqual(base.fds);
     expect(after.ptys, 'terminal fds').toBeLessThanOrEqual(base.ptys);
     expect(after.children, 'child processes').toBeLessThanOrEqual(base.children);
     expect(rssStable, `RSS ${base.rssKb} kB → ${after.rssKb} kB`).toBe(true);
-    expect(leaks).toBe(0);
+    expect(found).toBe(0);
+    await server.close();
   }, 600_000);
 });

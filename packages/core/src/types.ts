@@ -101,7 +101,10 @@ export interface CommandResult {
 export interface ProcessInfo {
   command_id: string;
   session_id: string;
+  /** The command's text; in a listing, cut (ending in `…`) when longer than the listing allows. */
   command: string;
+  /** Present only when `command` was cut: the length of the whole text, in characters. */
+  command_chars?: number;
   pid: number | null;
   pgid?: number;
   state: CommandState;

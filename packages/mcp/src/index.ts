@@ -7,10 +7,20 @@
 export { clientCanElicit, serviceCall } from './call-context.js';
 /** `delegate_task`: the registrar (registers the tool when the service can delegate). */
 export { delegateTools } from './delegate-tool.js';
+/** An error as an MCP tool result (`isError`, text, `structuredContent.error`). */
+export { errorInfo, errorResult } from './error-result.js';
 /** The short road for conch's tool calls over any transport. */
 export { withFastToolCalls } from './fast-tool-calls.js';
 /** The server instructions text. */
 export { serverInstructions } from './instructions.js';
+/** The one guarded newline-delimited JSON-RPC transport (stdio, the daemon's socket, the relay). */
+export {
+  ConchLineTransport,
+  ConchStdioTransport,
+  type LineTransportOptions,
+  MAX_BACKLOG_BYTES,
+  MAX_REQUEST_LINE_BYTES,
+} from './line-transport.js';
 /** Runs the stdio server (what `conch-mcp` does). */
 export { defaultGuards, type MainHooks, main, SHUTDOWN_DEADLINE_MS, serveStdio } from './main.js';
 export type { AnyToolDefinition, CompatProfile } from './profiles/profile.js';
@@ -31,12 +41,10 @@ export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarConte
 export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
 export { type ConnectSshResult, registerSshTools, SSH_TOOL_NAMES, sshTools } from './ssh-tools.js';
-/** The bounded stdio transport. */
-export { ConchStdioTransport } from './stdio-transport.js';
 /** A tool definition for {@link registerConchTool}. */
 export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
 /** Registers one tool with conch's validation, result, error, progress and logging guarantees. */
-export { errorResult, invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
+export { invalidArgumentFromZod, lenientTwin, registerConchTool } from './tool-kit.js';
 /** Registers the ten local default-profile tools on a server (connect_ssh comes from `sshTools`). */
 export { DEFAULT_TOOL_NAMES, registerDefaultTools } from './tools.js';
 /** How the MCP face words the operations hints point at (tool names, or the client's declared words). */

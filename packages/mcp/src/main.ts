@@ -24,10 +24,10 @@ import {
 } from '@conch/service';
 import { delegateTools } from './delegate-tool.js';
 import { withFastToolCalls } from './fast-tool-calls.js';
+import { ConchLineTransport } from './line-transport.js';
 import { tracePhasesToFile } from './phase-trace-file.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
 import { sshTools } from './ssh-tools.js';
-import { ConchStdioTransport } from './stdio-transport.js';
 
 /** Hard limit for a clean shutdown before the process exits anyway. */
 export const SHUTDOWN_DEADLINE_MS = 5000;
@@ -108,7 +108,7 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
 
   const phaseTraceFile = process.env.CONCH_PHASE_TRACE;
   if (phaseTraceFile) tracePhasesToFile(phaseTraceFile);
-  const transport = new ConchStdioTransport(process.stdin, process.stdout, {
+  const transport = new ConchLineTransport(process.stdin, process.stdout, {
     log: (message, fields) => logger.warn(message, fields),
   });
   let resolveExit: (code: number) => void = () => {};

@@ -205,7 +205,7 @@ export function renderProcesses(result: { processes: ProcessInfo[] }): string {
         : `${p.state} exit_code=${p.exit_code ?? 'unknown'}${p.signal ? ` signal=${p.signal}` : ''}`;
     const kind = p.background ? 'background' : p.isolated ? 'isolated' : 'foreground';
     const left = p.escaped_pids ? ` · left running: ${p.escaped_pids.join(', ')}` : '';
-    return `${p.command_id} · ${p.session_id} · ${kind} · pid=${p.pid ?? '-'} · ${end}${left} · ${formatDuration(p.duration_ms)} · ${p.output_bytes} B · ${JSON.stringify(p.command)}`;
+    return `${p.command_id} · ${p.session_id} · ${kind} · pid=${p.pid ?? '-'} · ${end}${left} · ${formatDuration(p.duration_ms)} · ${p.output_bytes} B · ${JSON.stringify(p.command)}${p.command_chars === undefined ? '' : ` (cut; ${p.command_chars} chars in all)`}`;
   });
   return [`${result.processes.length} command(s):`, ...lines].join('\n');
 }

@@ -169,6 +169,7 @@ export const ProcessSchema = z.object({
   command_id: z.string(),
   session_id: z.string(),
   command: z.string(),
+  command_chars: int().optional().describe('Only when command was cut (ends in …): its whole length.'),
   pid: int().nullable(),
   pgid: int().optional(),
   state: z.enum(['running', 'awaiting_input', 'exited', 'killed', 'lost']),

@@ -1,8 +1,9 @@
 import { ConchError, ErrorCode } from '@conch/core';
 import { describe, expect, test } from 'vitest';
 import * as z from 'zod';
+import { errorResult } from './error-result.js';
 import { CommandResultShape, outputSchemaFor } from './schemas.js';
-import { errorResult, invalidArgumentFromZod, lenientTwin } from './tool-kit.js';
+import { invalidArgumentFromZod, lenientTwin } from './tool-kit.js';
 
 const strict = z.strictObject({
   command: z.string().min(1).describe('The command to run.'),

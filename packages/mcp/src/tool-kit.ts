@@ -17,14 +17,7 @@
  *   INVALID_ARGUMENT message, even when malformed.
  */
 
-import {
-  type CallContext,
-  ConchError,
-  ErrorCode,
-  markPhase,
-  toConchError,
-  type Vocabulary,
-} from '@conch/core';
+import { type CallContext, ConchError, ErrorCode, markPhase, type Vocabulary } from '@conch/core';
 import type { Logger } from '@conch/service';
 import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -35,8 +28,8 @@ import type {
   ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { renderError } from './render.js';
-import { type ErrorInfo, outputSchemaFor, type Shape } from './schemas.js';
+import { errorInfo, errorResult } from './error-result.js';
+import { outputSchemaFor, type Shape } from './schemas.js';
 import { MCP_VOCABULARY, vocabularyOf } from './vocabulary.js';
 
 /** What a tool's `run` gets besides its arguments. */
@@ -196,32 +189,6 @@ export function invalidArgumentFromZod(
       issues: error.issues.map((i) => ({ path: i.path.map(String), code: i.code, message: i.message })),
     },
   });
-}
-
-/** The docs/tools.md wire shape of any error (data made JSON-safe), its hint worded with `vocabulary`. */
-export function errorInfo(error: unknown, vocabulary: Vocabulary = MCP_VOCABULARY): ErrorInfo {
-  const conch = toConchError(error);
-  const json = conch.toJSON(vocabulary);
-  const info: ErrorInfo = { code: json.code, message: json.message };
-  if (json.hint !== undefined) info.hint = json.hint;
-  if (json.data !== undefined) {
-    try {
-      info.data = JSON.parse(JSON.stringify(json.data)) as Record<string, unknown>;
-    } catch {
-      // Data that cannot be serialised is dropped rather than breaking the result.
-    }
-  }
-  return info;
-}
-
-/** An MCP error result: `isError`, one actionable text block and `structuredContent.error`. */
-export function errorResult(error: unknown, vocabulary: Vocabulary = MCP_VOCABULARY): CallToolResult {
-  const info = errorInfo(error, vocabulary);
-  return {
-    isError: true,
-    content: [{ type: 'text', text: renderError(info) }],
-    structuredContent: { error: info },
-  };
 }
 
 /** What a conch tool handler uses of the SDK's request context (the fast road gives exactly this). */

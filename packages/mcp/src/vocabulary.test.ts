@@ -5,8 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult, ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test } from 'vitest';
+import { errorInfo } from './error-result.js';
 import { createConchServer } from './server.js';
-import { errorInfo } from './tool-kit.js';
 import { MCP_VOCABULARY, VOCABULARY_CAPABILITY } from './vocabulary.js';
 
 const closers: (() => Promise<void>)[] = [];

@@ -14,6 +14,7 @@ import {
   type CommandResult,
   ConchError,
   type CreateLocalRequest,
+  DEFAULT_SESSION_ID,
   type Disposable,
   type EngineDefaults,
   type EngineLimits,
@@ -79,6 +80,11 @@ export interface ConchServiceOptions {
   logger?: Logger;
   /** Runs at the end of {@link ConchService.close}, after the engine has shut down (spill files, driver…). */
   onClose?: () => Promise<void> | void;
+  /**
+   * This service replaces another one whose sessions are gone (a daemon started where an earlier daemon
+   * ran): the first result in the default session says `new_shell`, as when its shell is replaced.
+   */
+  previousSessionsGone?: boolean;
 }
 
 /** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
@@ -95,6 +101,8 @@ export class ConchService {
   readonly #logger: Logger;
   readonly #onClose: (() => Promise<void> | void) | undefined;
   #closing: Promise<void> | undefined;
+  /** The default session's first result still has to say that the sessions of before are gone. */
+  #newShellNotice: boolean;
 
   constructor(options: ConchServiceOptions) {
     const manager = options.manager ?? (options.engine ? new SessionManager(options.engine) : undefined);
@@ -105,6 +113,7 @@ export class ConchService {
     this.#delegator = options.delegator;
     this.#logger = options.logger ?? silentLogger;
     this.#onClose = options.onClose;
+    this.#newShellNotice = options.previousSessionsGone === true;
   }
 
   /** True when the service can delegate tasks to OpenCode ({@link delegateTask}). */
@@ -128,8 +137,13 @@ export class ConchService {
   }
 
   /** Runs a command and waits for it (`execute`). */
-  execute(params: ExecuteRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
-    return this.#manager.execute(defined(params), context);
+  async execute(params: ExecuteRequest, context: ServiceCallContext = {}): Promise<CommandResult> {
+    const result = await this.#manager.execute(defined(params), context);
+    if (this.#newShellNotice && result.session_id === DEFAULT_SESSION_ID) {
+      this.#newShellNotice = false;
+      result.new_shell = true;
+    }
+    return result;
   }
 
   /** More output of a command, or a page of its log (`read_output`). */
@@ -272,6 +286,8 @@ export interface CreateServiceOptions {
   delegate?: boolean;
   /** Runs after the engine's own cleanup at close (e.g. stopping what a face started). */
   onClose?: () => Promise<void> | void;
+  /** See {@link ConchServiceOptions.previousSessionsGone}. */
+  previousSessionsGone?: boolean;
 }
 
 /**
@@ -308,6 +324,7 @@ export async function createConchService(
       defaultPolicy: config.ssh.defaultHostKeyPolicy,
     },
     logger,
+    ...(options.previousSessionsGone ? { previousSessionsGone: true } : {}),
     onClose: async () => {
       await engine.dispose();
       await options.onClose?.();

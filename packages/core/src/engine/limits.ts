@@ -20,6 +20,13 @@ export interface EngineLimits {
   retainMs: number;
   /** Longest timeout accepted, seconds. */
   maxTimeoutS: number;
+  /** Most characters of one command's text in a listing (`list_processes`); longer ones are cut. */
+  listedCommandChars: number;
+  /**
+   * Most characters of command text in one whole listing, shared by its rows, so that a listing stays far
+   * below a transport's line limit (10 MiB) however many commands it holds.
+   */
+  listingChars: number;
 }
 
 /** The defaults of docs/output.md, docs/sessions.md. */
@@ -35,6 +42,8 @@ export const DEFAULT_LIMITS: EngineLimits = {
   retainFinished: 200,
   retainMs: 30 * 60 * 1000,
   maxTimeoutS: 3600,
+  listedCommandChars: 2000,
+  listingChars: 500_000,
 };
 
 /** Engine defaults for parameters a caller leaves out. */

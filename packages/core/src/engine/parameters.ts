@@ -227,3 +227,18 @@ function isValid(rule: ParameterRule, value: unknown, context: ParameterContext)
       return true;
   }
 }
+
+/**
+ * Checks a directory parameter (`cwd`, and what the profiles map onto it: `working_dir`, `directory`) before
+ * anything runs: a NUL cannot be in a path (the OS would cut it there, and a shell would choke on it).
+ * Throws INVALID_ARGUMENT naming the parameter and where the NUL is.
+ */
+export function checkDirectoryParameter(name: string, value: string): void {
+  const at = value.indexOf('\0');
+  if (at === -1) return;
+  throw new ConchError(
+    ErrorCode.INVALID_ARGUMENT,
+    `Invalid ${name}: it contains a NUL byte at index ${at} (${JSON.stringify(value.slice(0, 200))}); a path cannot.`,
+    { hint: `Give the directory without NUL (\\0) characters.` },
+  );
+}

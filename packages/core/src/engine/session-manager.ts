@@ -35,7 +35,13 @@ import { Command, type CommandTerminal } from './command.js';
 import { settledMarkedProcesses } from './escapees.js';
 import { cryptoRandomBytes, newCommandId, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
-import { KILL_SIGNALS, type ParameterContext, resolveParameter } from './parameters.js';
+import { cutListedCommands } from './listing.js';
+import {
+  checkDirectoryParameter,
+  KILL_SIGNALS,
+  type ParameterContext,
+  resolveParameter,
+} from './parameters.js';
 import type { AuditSink, CommandPolicy, PolicyDecision } from './policy-hook.js';
 import { Session, signalFromStatus, type TerminalWatcher } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
@@ -181,8 +187,8 @@ export class SessionManager implements ParameterContext {
   /** The finished commands in the order they ended, oldest first: what {@link prune} drops first. */
   private readonly finished = new Map<string, Command>();
   private readonly opening = new Map<string, Promise<Session>>();
-  /** Sessions being opened right now (they count against the session limit). */
-  private pendingOpens = 0;
+  /** Ids of the sessions being opened right now (they count against the session limit). */
+  private readonly openingIds = new Set<string>();
   private shuttingDown = false;
 
   constructor(options: SessionManagerOptions) {
@@ -213,18 +219,24 @@ export class SessionManager implements ParameterContext {
    */
   async openSession(driver: Driver, request: OpenSessionRequest): Promise<Session> {
     this.assertOpen();
-    if (this.sessions.size + this.pendingOpens >= this.limits.maxSessions) {
+    if (request.cwd !== undefined) checkDirectoryParameter('cwd', request.cwd);
+    // Each session counts once, whether it is open or still opening.
+    const counted = new Set([...this.sessions.keys(), ...this.openingIds]).size;
+    if (counted >= this.limits.maxSessions) {
+      const opening = this.openingIds.size;
       throw new ConchError(
         ErrorCode.LIMIT_REACHED,
-        `Session limit reached: ${this.sessions.size} of ${this.limits.maxSessions} sessions are open.`,
+        `Session limit reached: ${counted} of ${this.limits.maxSessions} sessions are open${opening > 0 ? ` (${opening} of them still starting)` : ''}.`,
         { hint: hint`Close a session with ${verb('closeSession')} (${verb('listSessions')} shows them).` },
       );
     }
-    this.pendingOpens++;
+    let id = request.id ?? this.uniqueSessionId();
+    while (request.id === undefined && this.openingIds.has(id)) id = this.uniqueSessionId();
+    this.openingIds.add(id);
     try {
-      return await this.openSessionNow(driver, request);
+      return await this.openSessionNow(driver, { ...request, id });
     } finally {
-      this.pendingOpens--;
+      this.openingIds.delete(id);
     }
   }
 
@@ -471,6 +483,7 @@ export class SessionManager implements ParameterContext {
         hint: 'Give a shell command.',
       });
     }
+    if (request.cwd !== undefined) checkDirectoryParameter('cwd', request.cwd);
     if (text.includes('\0')) {
       throw new ConchError(
         ErrorCode.INVALID_ARGUMENT,
@@ -647,7 +660,7 @@ export class SessionManager implements ParameterContext {
       .filter((c) => sessionId === undefined || c.sessionId === sessionId)
       .filter((c) => filter === undefined || c.text.toLowerCase().includes(filter) || c.id.includes(filter))
       .map((c) => c.toProcessInfo());
-    return { processes };
+    return { processes: cutListedCommands(processes, this.limits) };
   }
 
   /**
