@@ -95,7 +95,8 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   const show = (bytes: Buffer) => {
     if (bytes.length > 0) {
       alt.push(bytes);
-      if (echo !== undefined && bytes.toString('utf8') === echo) stdout.write(`${DIM}${echo}${UNDIM}`);
+      if (echo !== undefined && bytes.toString('utf8') === echo)
+        stdout.write(`${DIM}${echo.slice(0, -2)}${UNDIM}\r\n`);
       else stdout.write(bytes);
       echo = undefined;
       atLineStart = bytes[bytes.length - 1] === 0x0a;

@@ -50,10 +50,10 @@ describe('a person and an agent in the same session (local)', () => {
 
     const agent = await shared.exec('echo agent-$((40+2)); exit 7');
     expect(agent).toMatchObject(isolatedForPerson('agent-42', 7));
-    await waitUntil(
-      () => view.text.includes('agent-42') || view.text.includes('[agent'),
-      'the view names it',
-    );
+    // The view shows it as it starts: a dim one-line header (its output is in its own terminal).
+    const header = '\u001b[2m[agent, isolated, you hold the terminal] echo agent-$((40+2)); exit 7\u001b[22m';
+    await waitUntil(() => view.text.includes(header), 'the view shows the header');
+    expect(view.text).not.toContain('agent-42');
     const text = await home.conch(['exec', '--', 'echo agent-text']);
     expect(text.stdout.trim()).toBe('agent-text');
     expect(text.stderr).toContain('isolated: a person holds the terminal');
@@ -63,8 +63,13 @@ describe('a person and an agent in the same session (local)', () => {
     expect(readFileSync(notes, 'utf8')).toBe('person line 1\nperson line 2\n');
     await shared.expectNoneAwaitingInput();
 
-    // The person's program ended: the agent's next command runs in the shell again (its cd stays).
+    // The person's program ended: the agent's next command runs in the shell again (its cd stays), shown
+    // dim at the prompt as its own text.
     const after = await shared.exec(`cd ${home.dir} && echo in-shell`);
+    await waitUntil(
+      () => view.text.includes(`\u001b[2mcd ${home.dir} && echo in-shell\u001b[22m`),
+      'the view shows the typed command dim',
+    );
     expect(after).toMatchObject({ status: 'completed', exit_code: 0, output: 'in-shell' });
     expect(after.isolated).toBeUndefined();
     expect((await shared.exec('pwd')).output).toBe(home.dir);
@@ -92,7 +97,12 @@ describe('a person and an agent in the same session (local)', () => {
     await waitUntil(() => !programsOfHome(home).includes('vim'), 'vim ended');
     expect(readFileSync(file, 'utf8')).toBe('person text\n');
     // The agent's command was shown (after vim left its screen), as a dim line, never as conch's wrapper.
-    await waitUntil(() => view.text.includes('echo agent-$((40+2))'), 'the view shows the agent command');
+    await waitUntil(
+      () => view.text.includes('[agent, isolated, you hold the terminal] echo agent-$((40+2))'),
+      'the view shows the agent command',
+    );
+    // Held back until vim left its screen.
+    expect(view.text.lastIndexOf('[agent, isolated')).toBeGreaterThan(view.text.lastIndexOf('\u001b[?1049l'));
     expect(view.text).not.toContain('__conch');
     await shared.expectNoneAwaitingInput();
 

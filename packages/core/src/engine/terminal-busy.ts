@@ -26,7 +26,7 @@ export const HELD_BY_PERSON_NOTE = 'isolated: a person holds the terminal';
 
 /** The note of a command whose typed line a program holding the terminal read instead of the shell. */
 export const SWALLOWED_NOTE =
-  'not run: a program holding the terminal (a person’s) read its text instead of the shell; run it again';
+  "not run: a program holding the terminal (a person's) read its text instead of the shell; run it again";
 
 /** What a look at the terminal found (see the module doc). */
 export interface TerminalLook {
