@@ -2,14 +2,18 @@
  * `conch attach SID`: a live view of a session in the person's own terminal. The terminal goes to raw
  * mode; keystrokes are forwarded (the person can type and take over), the session's size follows the
  * window, and ctrl+] detaches. The session and the agent's commands in it keep working afterwards; conch's
- * completion markers and typed wrapper lines are removed by the daemon before anything is shown. Under a
+ * completion markers and typed wrapper lines are removed by the daemon before anything is shown, and each
+ * agent command shows dim as it starts: typed at the prompt as its own text, or a one-line header when it
+ * runs isolated beside the person's terminal (held back while a full-screen program shows). Under a
  * command policy the view is read-only unless `--take-over` is given (see docs/cli.md).
  */
 
+import { AltScreenWatch } from '@conch/core';
 import {
   ATTACH_METHODS,
   AttachResultSchema,
   ClosedNotificationSchema,
+  CommandNotificationSchema,
   EmptyResultSchema,
   OutputNotificationSchema,
 } from './attach-protocol.js';
@@ -26,6 +30,35 @@ const RESET_MODES =
 export interface AttachOptions {
   /** Type into the session even when a command policy makes the view read-only by default. */
   takeOver?: boolean;
+}
+
+/** Dim on and off (SGR 2 and 22). */
+const DIM = '\u001b[2m';
+const UNDIM = '\u001b[22m';
+
+/** What the view is told of an agent's command as it starts. */
+export interface AgentCommand {
+  text: string;
+  isolated: boolean;
+  background: boolean;
+  held_by_person: boolean;
+}
+
+/**
+ * The dim one-line header of an agent command that runs beside the person's terminal (isolated): what runs
+ * and why, cut to the window's width.
+ */
+export function agentHeader(command: AgentCommand, cols: number): string {
+  const why = command.background
+    ? 'in the background'
+    : command.held_by_person
+      ? 'isolated, you hold the terminal'
+      : 'isolated';
+  const lines = command.text.trim().split(/\r?\n/);
+  const text = lines.length > 1 ? `${lines[0]} …` : (lines[0] ?? '');
+  const line = `[agent, ${why}] ${text}`.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  const width = Math.max(10, cols - 1);
+  return `${DIM}${line.length > width ? `${line.slice(0, width - 1)}…` : line}${UNDIM}`;
 }
 
 /** The message of an error from the daemon, without the JSON-RPC prefix. */
@@ -53,10 +86,39 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   });
   // Output may arrive before the attach result names its id: keep it until then.
   const early: Buffer[] = [];
+  const alt = new AltScreenWatch();
+  let atLineStart = true;
+  /** Headers held back while a full-screen program shows. */
+  const headers: string[] = [];
+  /** The echo of an agent command typed at the prompt, shown dim when it arrives. */
+  let echo: string | undefined;
+  const show = (bytes: Buffer) => {
+    if (bytes.length > 0) {
+      alt.push(bytes);
+      if (echo !== undefined && bytes.toString('utf8') === echo)
+        stdout.write(`${DIM}${echo.slice(0, -2)}${UNDIM}\r\n`);
+      else stdout.write(bytes);
+      echo = undefined;
+      atLineStart = bytes[bytes.length - 1] === 0x0a;
+    }
+    if (!alt.on && headers.length > 0) {
+      stdout.write(`${atLineStart ? '' : '\r\n'}${headers.splice(0).join('\r\n')}\r\n`);
+      atLineStart = true;
+    }
+  };
   client.setNotificationHandler(OutputNotificationSchema, (notification) => {
     const bytes = Buffer.from(notification.params.data, 'base64');
     if (attachId === undefined) early.push(bytes);
-    else if (notification.params.attach_id === attachId) stdout.write(bytes);
+    else if (notification.params.attach_id === attachId) show(bytes);
+  });
+  client.setNotificationHandler(CommandNotificationSchema, (notification) => {
+    if (notification.params.attach_id !== attachId) return;
+    if (!notification.params.isolated) {
+      echo = `${notification.params.text.replace(/\r?\n/g, '\r\n')}\r\n`;
+      return;
+    }
+    headers.push(agentHeader(notification.params, stdout.columns ?? 80));
+    show(Buffer.alloc(0));
   });
   client.setNotificationHandler(ClosedNotificationSchema, (notification) => {
     if (notification.params.attach_id !== attachId) return;
@@ -98,7 +160,9 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   while (rows.length > 0 && rows.at(-1)?.trim() === '') rows.pop();
   stdout.write(`\u001b[H\u001b[2J${rows.join('\r\n')}`);
   if (attached.cursor) stdout.write(`\u001b[${attached.cursor.row + 1};${attached.cursor.col + 1}H`);
-  for (const bytes of early.splice(0)) stdout.write(bytes);
+  alt.on = attached.alt_screen === true;
+  atLineStart = attached.cursor === undefined || attached.cursor.col === 0;
+  for (const bytes of early.splice(0)) show(bytes);
   stderr.write(
     input
       ? `\r\n[attached to ${sessionId}; detach with ctrl+]]\r\n`

@@ -4,10 +4,11 @@
  * are daemon-only: they are not tools, so MCP clients never list them.
  *
  * - `conch/attach {session_id, cols?, rows?, take_over?, client_pid?}` → `{attach_id, input,
- *   read_only_reason?, screen, cursor}`: whether keystrokes are accepted, and the current screen to start
- *   the view with. From then on `notifications/conch/output {attach_id, data}` (base64 bytes as printed,
- *   conch's markers and typed wrapper lines removed) and, when the shell ends,
- *   `notifications/conch/closed {attach_id}`.
+ *   read_only_reason?, screen, cursor, alt_screen}`: whether keystrokes are accepted, and the current screen
+ *   to start the view with. From then on `notifications/conch/output {attach_id, data}` (base64 bytes as
+ *   printed, conch's markers and typed wrapper lines removed), `notifications/conch/command {attach_id,
+ *   command_id, text, isolated, background, held_by_person}` as each agent command starts, and, when the
+ *   shell ends, `notifications/conch/closed {attach_id}`.
  * - `conch/input {attach_id, data}` (base64 keystrokes), `conch/resize {attach_id, cols, rows}`,
  *   `conch/detach {attach_id}` → `{}`.
  * - `conch/follow {command_id, follow_id, from_byte?}` → `{}`: one command's raw output as it arrives (how
@@ -39,6 +40,7 @@ export const ATTACH_METHODS = {
   resize: 'conch/resize',
   detach: 'conch/detach',
   output: 'notifications/conch/output',
+  command: 'notifications/conch/command',
   closed: 'notifications/conch/closed',
   follow: 'conch/follow',
   unfollow: 'conch/unfollow',
@@ -68,6 +70,7 @@ export const AttachResultSchema = z.object({
   read_only_reason: z.string().optional(),
   screen: z.array(z.string()),
   cursor: z.object({ row: z.number(), col: z.number() }).optional(),
+  alt_screen: z.boolean().optional(),
 });
 /** `conch/input` request. */
 export const InputRequestSchema = z.object({
@@ -88,6 +91,18 @@ export const DetachRequestSchema = z.object({
 export const OutputNotificationSchema = z.object({
   method: z.literal(ATTACH_METHODS.output),
   params: z.object({ attach_id: z.string(), data: z.string() }),
+});
+/** `notifications/conch/command`: an agent's command starts in (or, isolated, beside) the session. */
+export const CommandNotificationSchema = z.object({
+  method: z.literal(ATTACH_METHODS.command),
+  params: z.object({
+    attach_id: z.string(),
+    command_id: z.string(),
+    text: z.string(),
+    isolated: z.boolean(),
+    background: z.boolean(),
+    held_by_person: z.boolean(),
+  }),
 });
 /** `notifications/conch/closed`. */
 export const ClosedNotificationSchema = z.object({
@@ -204,6 +219,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
           send(bytes.length, () =>
             notify(ATTACH_METHODS.output, { attach_id: id, data: Buffer.from(bytes).toString('base64') }),
           ),
+        onCommand: (command) => notify(ATTACH_METHODS.command, { attach_id: id, ...command }),
         onClose: () => {
           views.delete(id);
           notify(ATTACH_METHODS.closed, { attach_id: id });
@@ -223,7 +239,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       input: attachment.input,
       ...(attachment.readOnlyReason === undefined ? {} : { read_only_reason: attachment.readOnlyReason }),
       screen: screen?.rows ?? [],
-      ...(screen === undefined ? {} : { cursor: screen.cursor }),
+      ...(screen === undefined ? {} : { cursor: screen.cursor, alt_screen: screen.alt_screen }),
     };
   });
   server.setRequestHandler(InputRequestSchema, async (request) => {

@@ -4,6 +4,7 @@
  */
 
 import { constants } from 'node:os';
+import { HELD_BY_PERSON_NOTE, SWALLOWED_NOTE } from '@conch/core';
 import { escapeControls, formatTable, stylesFor } from './terminal-output.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 
@@ -22,6 +23,8 @@ export interface CommandResult {
   duration_ms: number;
   screen?: { rows: string[] };
   new_shell?: true;
+  held_by_person?: boolean;
+  swallowed?: boolean;
 }
 
 /**
@@ -53,6 +56,8 @@ export function printCommandResult(result: CommandResult): number {
   if (result.output)
     process.stdout.write(result.output.endsWith('\n') ? result.output : `${result.output}\n`);
   const code = exitCodeOf(result);
+  if (result.held_by_person) process.stderr.write(`${err.dim(`[${HELD_BY_PERSON_NOTE}]`)}\n`);
+  if (result.swallowed) process.stderr.write(`${err.red(`[${SWALLOWED_NOTE}]`)}\n`);
   if (result.status === 'completed') {
     if (code !== 0 || result.signal) {
       const what = result.signal ? `${result.signal}` : `exit ${result.exit_code ?? 'unknown'}`;
@@ -114,18 +119,26 @@ interface SessionRow {
   cwd: string;
   host?: string;
   username?: string;
+  attached?: { viewers: number; holds_terminal: boolean };
+}
+
+/** The ATTACHED cell: how many people watch, and `holds` when one of them holds the terminal. */
+function attachedCell(attached: SessionRow['attached']): string {
+  if (!attached) return '-';
+  return attached.holds_terminal ? `${attached.viewers}, holds` : String(attached.viewers);
 }
 
 /** The `conch sessions` table. */
 export function sessionTable(sessions: readonly SessionRow[]): string {
   if (sessions.length === 0) return 'No sessions.';
   return formatTable(
-    ['ID', 'NAME', 'KIND', 'STATE', 'WHERE'],
+    ['ID', 'NAME', 'KIND', 'STATE', 'ATTACHED', 'WHERE'],
     sessions.map((s) => [
       s.session_id,
       s.name,
       s.kind,
       s.state,
+      attachedCell(s.attached),
       s.kind === 'ssh' ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}` : s.cwd,
     ]),
   );

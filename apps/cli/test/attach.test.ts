@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -8,6 +7,7 @@ import {
   conchOnTty,
   createHome,
   killTerminals,
+  startDaemonWithConfig as startDaemon,
   type TtyRun,
   waitUntil,
 } from './harness.js';
@@ -28,15 +28,7 @@ function attach(args: readonly string[], size = { cols: 100, rows: 30 }): TtyRun
 
 /** Starts the daemon in the foreground with a conch.config.json (a command policy), in the test's home. */
 async function startDaemonWithConfig(config: object): Promise<void> {
-  const file = join(home.dir, 'conch.config.json');
-  writeFileSync(file, JSON.stringify(config));
-  const daemon = spawn(process.execPath, [BIN, 'daemon', 'run', '--config', file], {
-    env: home.env,
-    stdio: 'ignore',
-    detached: true,
-  });
-  daemon.unref();
-  await waitUntil(() => home.daemonPid() === daemon.pid, 'the daemon with the config is up');
+  await startDaemon(home, config);
   const status = await home.conch(['daemon', 'status']);
   expect(status.code).toBe(0);
 }
@@ -143,7 +135,11 @@ describe('conch attach under a command policy', () => {
     expect(records).toContainEqual(
       expect.objectContaining({ kind: 'attach', decision: 'allow', input: 'take over' }),
     );
-    expect(JSON.stringify(records)).not.toContain('took-');
+    // The person's line is recorded as the person's, never as the agent's.
+    expect(records).toContainEqual(
+      expect.objectContaining({ kind: 'attach', by: 'person', input: 'echo took-$((6*7))' }),
+    );
+    expect(JSON.stringify(records.filter((r) => r.kind !== 'attach'))).not.toContain('took-');
 
     // An agent running `conch attach --take-over` in a conch terminal is refused.
     const inside = await home.conch([

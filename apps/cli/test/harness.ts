@@ -4,7 +4,7 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,6 +123,22 @@ export async function connectDaemonMcp(home: CliHome): Promise<Client> {
     }),
   );
   return client;
+}
+
+/**
+ * Starts the daemon in the foreground with `config` as its conch.config.json (in the home's directory), and
+ * waits until it is the one answering; {@link CliHome.dispose} stops it.
+ */
+export async function startDaemonWithConfig(home: CliHome, config: object): Promise<void> {
+  const file = join(home.dir, 'conch.config.json');
+  writeFileSync(file, JSON.stringify(config));
+  const daemon = spawn(process.execPath, [BIN, 'daemon', 'run', '--config', file], {
+    env: home.env,
+    stdio: 'ignore',
+    detached: true,
+  });
+  daemon.unref();
+  await waitUntil(() => home.daemonPid() === daemon.pid, 'the daemon with the config is up');
 }
 
 /** `conch` running on a real pseudo-terminal: what it printed so far, and its exit code once it exits. */

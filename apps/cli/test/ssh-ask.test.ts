@@ -4,74 +4,49 @@
  * sshd on 127.0.0.1 from `@conch/ssh/testing`. Without a terminal nobody is asked and the key is refused.
  */
 
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type CliHome, conchOnTty, createHome, killTerminals, waitUntil } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { conchOnTty, waitUntil } from './harness.js';
+import { useSshHome } from './ssh-home.js';
 
-let fx: SshFixture;
-let sshd: Sshd;
-let home: CliHome;
-let env: Record<string, string>;
-let userHome: string;
+const ssh = useSshHome();
+const env = () => ({ ...(ssh.home.env as Record<string, string>) });
 
-beforeAll(async () => {
-  fx = await createSshFixture();
-  sshd = await fx.startSshd();
-}, 120_000);
-afterAll(async () => {
-  await fx?.dispose();
-}, 120_000);
-
-beforeEach(() => {
-  home = createHome();
-  // The daemon (started by the first conch call) inherits HOME: its ~/.ssh is this empty directory.
-  userHome = join(home.dir, 'user');
-  mkdirSync(join(userHome, '.ssh'), { recursive: true });
-  home.env.HOME = userHome;
-  home.env.SSH_AUTH_SOCK = '';
-  env = { ...(home.env as Record<string, string>) };
-});
-afterEach(async () => {
-  await killTerminals();
-  await home.dispose();
-});
-
-const knownHosts = () => join(userHome, '.ssh', 'known_hosts');
+const knownHosts = () => join(ssh.userHome, '.ssh', 'known_hosts');
 const sshArgs = () => [
   'ssh',
-  `${fx.user}@127.0.0.1:${sshd.port}`,
+  `${ssh.fx.user}@127.0.0.1:${ssh.sshd.port}`,
   '-i',
-  fx.keys.plain,
+  ssh.fx.keys.plain,
   '--host-key-policy',
   'ask',
 ];
 
 describe('conch ssh asks the person on the terminal about an unknown host key', () => {
   it('no refuses the key; yes connects and records it in known_hosts', async () => {
-    const declined = conchOnTty(sshArgs(), env);
+    const declined = conchOnTty(sshArgs(), env());
     await waitUntil(() => declined.text.includes('[y/N]'), 'the host key question', 60_000);
-    expect(declined.text).toContain(`Fingerprint: ${fx.fingerprint('a')}`);
-    expect(declined.text).toContain(`Port: ${sshd.port}`);
+    expect(declined.text).toContain(`Fingerprint: ${ssh.fx.fingerprint('a')}`);
+    expect(declined.text).toContain(`Port: ${ssh.sshd.port}`);
     declined.term.write('n\r');
     await waitUntil(() => declined.exitCode !== undefined, 'conch ssh ends', 60_000);
     expect(declined.exitCode).toBe(1);
     expect(existsSync(knownHosts())).toBe(false);
 
-    const accepted = conchOnTty(sshArgs(), env);
+    const accepted = conchOnTty(sshArgs(), env());
     await waitUntil(() => accepted.text.includes('[y/N]'), 'the host key question', 60_000);
     accepted.term.write('y\r');
     await waitUntil(() => accepted.exitCode !== undefined, 'conch ssh ends', 60_000);
     expect(accepted.exitCode).toBe(0);
     expect(accepted.text).toMatch(/s_[a-z0-9]{6,}\r?\n/);
-    expect(readFileSync(knownHosts(), 'utf8')).toContain(fx.knownHostsLine(sshd.port, 'a'));
+    expect(readFileSync(knownHosts(), 'utf8')).toContain(ssh.fx.knownHostsLine(ssh.sshd.port, 'a'));
   }, 180_000);
 
   it('without a terminal nobody is asked: the key is refused with its fingerprint', async () => {
-    const run = await home.conch(sshArgs());
+    const run = await ssh.home.conch(sshArgs());
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(fx.fingerprint('a'));
+    expect(run.stderr).toContain(ssh.fx.fingerprint('a'));
     expect(run.stderr).not.toContain('[y/N]');
     expect(existsSync(knownHosts())).toBe(false);
   }, 120_000);

@@ -109,6 +109,12 @@ export interface TerminalProcess {
   foregroundPrograms?(): Promise<string[] | undefined>;
   /** Kernel evidence of a blocked terminal read (local hosts); absent or `unknown` elsewhere. */
   inputWaitEvidence?(): Promise<InputWaitEvidence>;
+  /**
+   * Whether the terminal's foreground process group is this process's own: for a session shell, true while
+   * it runs no job in the foreground (at its prompt, or in a builtin), false while a program it started
+   * holds the terminal. Undefined when the host cannot tell. One cheap look (a remote probe over SSH).
+   */
+  foregroundIsOwn?(): Promise<boolean | undefined>;
   /** Releases every resource (fds, channels). Kills the process if it still runs. */
   dispose(): void;
 }

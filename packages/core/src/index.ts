@@ -66,7 +66,13 @@ export type {
   PolicyDecision,
 } from './engine/policy-hook.js';
 export { SecretRedactor } from './engine/secret-redactor.js';
-export { Session, signalFromStatus, type TerminalWatcher } from './engine/session.js';
+export {
+  type AgentCommandStart,
+  Session,
+  type ShellTurn,
+  signalFromStatus,
+  type TerminalWatcher,
+} from './engine/session.js';
 export {
   type AttachRequest,
   type CreateLocalRequest,
@@ -83,6 +89,14 @@ export {
   type SessionManagerOptions,
   type TerminalAttachment,
 } from './engine/session-manager.js';
+export {
+  type BusyVerdict,
+  HELD_BY_PERSON_NOTE,
+  readsInput,
+  SWALLOWED_NOTE,
+  TerminalBusy,
+  type TerminalLook,
+} from './engine/terminal-busy.js';
 export {
   compileUserPattern,
   type TextPattern,
@@ -125,6 +139,7 @@ export {
   signalForKey,
   VALID_KEYS_DESCRIPTION,
 } from './input/key-map.js';
+export { EMPTY_LINE, type PersonLine, type SubmittedLine, typeKeys } from './input/person-line.js';
 export {
   type ClassifiedPrompt,
   classifyPrompt,
@@ -134,6 +149,7 @@ export {
   PromptClassifier,
 } from './input/prompt-classifier.js';
 export { type TypedLines, typedLines } from './input/typed-line.js';
+export { AltScreenWatch } from './output/alt-screen-watch.js';
 export { budgetText, DEFAULT_MAX_OUTPUT_LINES, ERROR_LINE_PATTERN } from './output/budget.js';
 export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (docs/output.md)

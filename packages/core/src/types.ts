@@ -23,6 +23,11 @@ export interface SessionInfo {
   last_activity_at: string;
   foreground_command_id?: string;
   command_ids: string[];
+  /**
+   * People sharing the terminal through `conch attach`: how many watch, and whether a person holds the
+   * terminal now (a program they started, or a line they began to type). Absent when neither.
+   */
+  attached?: { viewers: number; holds_terminal: boolean };
 }
 
 /** State of a command. */
@@ -80,6 +85,13 @@ export interface CommandResult {
   /** True when the completed foreground command changed the session's cwd (`cwd` is then the new one). */
   cwd_changed?: true;
   isolated?: boolean;
+  /** True (with `isolated`) when it ran isolated because a person held the session's terminal. */
+  held_by_person?: true;
+  /**
+   * True on a command whose typed line a program holding the terminal read instead of the shell: it did
+   * not run in the shell (`state: "lost"`, exit code unknown).
+   */
+  swallowed?: true;
   duration_ms: number;
   /** The pause_timeout that applied (seconds), on a result that returned for silence. */
   pause_timeout?: number;

@@ -58,6 +58,19 @@ describe('the status line of a completed command', () => {
     expect(commandStatusLine(done({ exit_code: 130, signal: 'SIGINT' }))).toBe('[exit 130 · SIGINT · 9 ms]');
     expect(commandStatusLine(done({ state: 'lost', exit_code: null }))).toBe('[lost · exit unknown · 9 ms]');
     expect(commandStatusLine(done({ isolated: true }))).toBe('[exit 0 · 9 ms · isolated]');
+    expect(commandStatusLine(done({ isolated: true, held_by_person: true }))).toBe(
+      '[exit 0 · 9 ms · isolated: a person holds the terminal]',
+    );
+    expect(commandStatusLine(partial({ isolated: true, held_by_person: true, pause_timeout: 9 }))).toBe(
+      `[running 9.1 s, quiet for 9 s · isolated: a person holds the terminal · next: read_output command_id=${ID}]`,
+    );
+    const swallowed = renderCommandResult(
+      done({ state: 'lost', exit_code: null, swallowed: true, duration_ms: 1400 }),
+    );
+    expect(swallowed.split('\n')).toEqual([
+      '[lost · exit unknown · 1.4 s]',
+      "not run: a program holding the terminal (a person's) read its text instead of the shell; run it again",
+    ]);
   });
 
   test('carries the command id while paging is possible (output cut, or a page read), never the log path', () => {

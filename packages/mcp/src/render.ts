@@ -4,13 +4,15 @@
  * and what to call next, followed by its output.
  */
 
-import type {
-  CloseSessionResult,
-  KillResult,
-  LeanCommandResult,
-  PolicyDecision,
-  ProcessInfo,
-  SessionInfo,
+import {
+  type CloseSessionResult,
+  HELD_BY_PERSON_NOTE,
+  type KillResult,
+  type LeanCommandResult,
+  type PolicyDecision,
+  type ProcessInfo,
+  type SessionInfo,
+  SWALLOWED_NOTE,
 } from '@conch/core';
 import type { ErrorInfo } from './schemas.js';
 
@@ -58,7 +60,8 @@ function promptStatus(result: LeanCommandResult, id: string): { what: string; ne
  * on every call (docs/output.md "Results").
  *
  * Completed: `[exit 0 · 9 ms]`; then, only when they say something, the signal, the new cwd (when the
- * command changed it), `isolated` (its cd/export did not change the session), and the command id while
+ * command changed it), `isolated` (its cd/export did not change the session; `isolated: a person holds the
+ * terminal` when that was why, also on a partial result), and the command id while
  * it is still useful (the output was cut, or a page was read: `read_output` pages through the log).
  * Another end than a normal exit is named first
  * (`[killed · exit 143 · SIGTERM · 3 s]`). Partial: what is running, and the one call to make next
@@ -73,7 +76,7 @@ export function commandStatusLine(result: LeanCommandResult): string {
     if (result.signal) parts.push(result.signal);
     parts.push(formatDuration(result.duration_ms));
     if (result.cwd_changed && result.cwd !== undefined) parts.push(`cwd ${result.cwd}`);
-    if (result.isolated) parts.push('isolated');
+    if (result.isolated) parts.push(result.held_by_person ? HELD_BY_PERSON_NOTE : 'isolated');
     if (result.output_info?.truncated || result.page) parts.push(id);
     return `[${parts.join(' · ')}]`;
   }
@@ -107,7 +110,8 @@ export function commandStatusLine(result: LeanCommandResult): string {
     default:
       what = running;
   }
-  return `[${what} · next: ${next}]`;
+  const held = result.held_by_person ? ` · ${HELD_BY_PERSON_NOTE}` : '';
+  return `[${what}${held} · next: ${next}]`;
 }
 
 /**
@@ -119,6 +123,7 @@ export function renderCommandResult(result: LeanCommandResult): string {
   const lines: string[] = [commandStatusLine(result)];
   if (result.new_shell) lines.push('new shell: cwd and environment were reset');
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
+  if (result.swallowed) lines.push(SWALLOWED_NOTE);
   if (result.session_ended) {
     lines.push(
       result.session_id === 'default'
@@ -149,6 +154,10 @@ export function renderSession(s: SessionInfo): string {
   ];
   if (s.pid !== undefined) bits.push(`pid=${s.pid}`);
   if (s.foreground_command_id) bits.push(`running=${s.foreground_command_id}`);
+  if (s.attached)
+    bits.push(
+      `attached=${s.attached.viewers}${s.attached.holds_terminal ? ' (a person holds the terminal)' : ''}`,
+    );
   bits.push(`commands=${s.command_ids.length}`);
   return bits.join(' · ');
 }

@@ -123,6 +123,8 @@ export const CommandResultShape = {
     .boolean()
     .optional()
     .describe('True when it ran as its own process (background or busy session).'),
+  held_by_person: z.literal(true).optional().describe('Isolated as a person held the terminal.'),
+  swallowed: z.literal(true).optional().describe("A person's program read it; it did not run."),
   duration_ms: z.number().describe('Milliseconds since the command started.'),
   pause_timeout: z.number().optional().describe('The pause that applied, when reason is silence.'),
   output_info: OutputInfoSchema.optional().describe('Only when this call cut the output.'),
@@ -150,7 +152,7 @@ export const SessionSchema = z.object({
   state: z
     .enum(['idle', 'busy', 'closed', 'lost'])
     .describe(
-      'idle = ready; busy = a foreground command runs (new commands run isolated); closed = its shell exited; lost = connection gone.',
+      'idle = ready; busy = a command or a person holds it (new commands run isolated); closed = its shell exited; lost = connection gone.',
     ),
   cwd: z.string().nullable().describe("The shell's current directory (null until known)."),
   shell: z.string(),
@@ -162,6 +164,10 @@ export const SessionSchema = z.object({
   last_activity_at: z.string().describe('ISO time.'),
   foreground_command_id: z.string().optional().describe('The command the shell is running now, if any.'),
   command_ids: z.array(z.string()).describe('Commands of this session that are still known.'),
+  attached: z
+    .object({ viewers: int(), holds_terminal: z.boolean() })
+    .optional()
+    .describe('People watching (conch attach); holds_terminal: a person holds it now.'),
 });
 
 /** Process (docs/tools.md), one entry of list_processes. */

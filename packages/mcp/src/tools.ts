@@ -86,7 +86,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
         'when it ends, or earlier as "partial" (silence, total_timeout, `until`, or a prompt). A partial command KEEPS RUNNING: follow it with read_output (never re-run ' +
         'it), answer prompts with respond, press keys with send_control, stop it with kill_process. For servers and ' +
         'watchers use background:true (returns after ~0.3 s) instead of a trailing & or nohup, whose output leaks ' +
-        'into later results. In a busy session it runs isolated (its cd/export do not persist). ' +
+        'into later results. In a busy session (a command, or a person at its terminal) it runs isolated (its cd/export do not persist). ' +
         COMMAND_RESULT_DOC,
       input: z.strictObject(zodShapeFor('execute', service)),
       output: CommandResultShape,
@@ -235,7 +235,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'List shell sessions',
       description:
         'List the shell sessions and their state: idle; ' +
-        'busy (a foreground command runs: a new execute there runs isolated); closed (its shell exited: the next ' +
+        'busy (a command or a person holds it: a new execute there runs isolated); closed (its shell exited: the next ' +
         'command gets SESSION_CLOSED, except in "default", which the next command recreates with a new shell); ' +
         'lost (connection gone). Read-only.',
       input: z.strictObject(zodShapeFor('list_sessions', service)),

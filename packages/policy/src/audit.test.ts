@@ -44,6 +44,33 @@ describe('createAuditLog', () => {
     expect(log.path).toBe(path);
   });
 
+  it("writes who typed a line when it was a person's (conch attach), never for the agent's", () => {
+    const path = join(dir, 'by.jsonl');
+    const log = createAuditLog(path);
+    log.record({
+      kind: 'attach',
+      by: 'person',
+      session_id: 's1',
+      input: 'ls',
+      decision: 'allow',
+      reason: 'r',
+    });
+    log.record({ kind: 'execute', input: 'ls', decision: 'allow', reason: 'r' });
+    log.close();
+    const [person, agent] = lines(path);
+    expect(Object.keys(person ?? {})).toEqual([
+      'time',
+      'kind',
+      'by',
+      'session_id',
+      'input',
+      'decision',
+      'reason',
+    ]);
+    expect(person).toMatchObject({ kind: 'attach', by: 'person', input: 'ls' });
+    expect(agent).not.toHaveProperty('by');
+  });
+
   it('never writes input marked secret', () => {
     const path = join(dir, 'secret.jsonl');
     const log = createAuditLog(path);

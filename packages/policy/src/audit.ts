@@ -14,7 +14,7 @@ export type AuditRecord = CoreAuditEntry & {
   readonly time?: Date;
 };
 
-/** An append-only JSON-lines audit log: one line per command, `{ time, kind, session_id?, command_id?, input, decision, reason }`. */
+/** An append-only JSON-lines audit log: one line per command, `{ time, kind, by?, session_id?, command_id?, input, decision, reason }`. */
 export interface AuditLog extends AuditSink {
   /** The file written to. */
   readonly path: string;
@@ -44,6 +44,7 @@ export function createAuditLog(path: string): AuditLog {
       const line = {
         time: (entry.time ?? new Date()).toISOString(),
         kind: entry.kind,
+        ...(entry.by === undefined ? {} : { by: entry.by }),
         ...(entry.session_id === undefined ? {} : { session_id: entry.session_id }),
         ...(entry.command_id === undefined ? {} : { command_id: entry.command_id }),
         input: entry.secret === true ? '[secret]' : entry.input,

@@ -311,6 +311,13 @@ export class PtyProcess extends TerminalProcessBase {
     return foregroundGroupNames(this.pid);
   }
 
+  async foregroundIsOwn(): Promise<boolean | undefined> {
+    if (this.hasExited || this.pid === undefined) return undefined;
+    const group = this.foregroundGroup();
+    // node-pty makes its child a session leader: its process group is its pid.
+    return group === undefined ? undefined : group === this.pid;
+  }
+
   async foregroundProgram(): Promise<string | undefined> {
     const group = this.foregroundGroup();
     if (group === undefined || group === this.pid) return undefined;

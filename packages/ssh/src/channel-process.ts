@@ -348,18 +348,32 @@ export class SshChannelProcess extends TerminalProcessBase {
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.disposed) return 'no';
+    return (await this.probe())?.evidence ?? 'unknown';
+  }
+
+  async foregroundIsOwn(): Promise<boolean | undefined> {
+    if (this.hasExited || this.disposed) return undefined;
+    return (await this.probe())?.own;
+  }
+
+  /** One run of the remote probe (undefined when it cannot run); remembered for `foregroundProgram`. */
+  private async probe(): Promise<{ evidence: InputWaitEvidence; own: boolean | undefined } | undefined> {
     const pid = this.remotePid;
-    if (pid === undefined || this.host.lost) return 'unknown';
+    if (pid === undefined || this.host.lost) return undefined;
     try {
       const report = parseInputWaitReport(
         await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 }),
       );
-      const value = decideInputWait(report.facts);
+      const evidence = decideInputWait(report.facts);
+      const own =
+        report.fg === undefined || report.rootGroup === undefined || !Number.isInteger(report.rootGroup)
+          ? undefined
+          : report.fg === report.rootGroup;
       const comm = report.fg !== undefined && report.fg !== report.rootGroup ? report.comm : undefined;
-      this.lastProbe = { at: Date.now(), evidence: value, comm };
-      return value;
+      this.lastProbe = { at: Date.now(), evidence, comm };
+      return { evidence, own };
     } catch {
-      return 'unknown';
+      return undefined;
     }
   }
 

@@ -120,7 +120,11 @@ describe('SessionManager.attachTerminal', () => {
     expect(person.input).toBe(true);
     await person.write('ls\r');
     expect(shell.written.join('')).toContain('ls\r');
-    expect(audit.at(-1)).toMatchObject({ kind: 'attach', decision: 'allow', input: 'take over' });
+    expect(audit).toContainEqual(
+      expect.objectContaining({ kind: 'attach', decision: 'allow', input: 'take over' }),
+    );
+    // The line the person typed at the prompt is recorded as theirs (never as the agent's); the raw keys never.
+    expect(audit.at(-1)).toMatchObject({ kind: 'attach', by: 'person', input: 'ls', decision: 'allow' });
     expect(JSON.stringify(audit)).not.toContain('ls\\r');
   });
 
@@ -158,5 +162,236 @@ describe('SessionManager.followOutput', () => {
     expect(again).toEqual(['one\r\ntwo\r\n']);
     expect(reads.length).toBe(count);
     expect(() => manager.followOutput('c_nosuchid00', 0, () => {})).toThrow(/c_nosuchid00/);
+  });
+});
+
+/** A fake `cat > FILE` a person can start at the prompt: it keeps what is typed until Ctrl+D. */
+function catInto(driver: ReturnType<typeof setup>['driver'], text: string): { file: () => string } {
+  let file = '';
+  driver.script(text, (c) => {
+    c.setInputWait('blocked_read');
+    c.onInput((data) => {
+      const eof = data.indexOf('\u0004');
+      file += eof >= 0 ? data.slice(0, eof) : data;
+      if (eof >= 0) c.exit(0);
+    });
+  });
+  return { file: () => file };
+}
+
+describe('a person and an agent sharing a session', () => {
+  it("the person's program gets only the person's keys; the agent's command runs isolated and says why", async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const notes = catInto(driver, 'cat > notes');
+    const view = viewer();
+    const person = manager.attachTerminal('default', view.watcher);
+    await person.write('cat > notes\r');
+    await person.write('mine\r');
+
+    const agent = await settled(clock, manager.execute({ command: 'echo agent' }));
+    expect(agent).toMatchObject({
+      status: 'completed',
+      exit_code: 0,
+      output: 'agent',
+      isolated: true,
+      held_by_person: true,
+    });
+    expect(manager.listSessions()[0]).toMatchObject({
+      state: 'busy',
+      attached: { viewers: 1, holds_terminal: true },
+    });
+    expect(view.seen()).not.toContain('__conch');
+
+    await person.write('more\r\u0004');
+    expect(notes.file()).toBe('mine\rmore\r');
+    const back = await settled(clock, manager.execute({ command: 'echo back' }));
+    expect(back).toMatchObject({ status: 'completed', output: 'back' });
+    expect(back.isolated).toBeUndefined();
+    expect(manager.listSessions()[0]).toMatchObject({
+      state: 'idle',
+      attached: { viewers: 1, holds_terminal: false },
+    });
+    person.detach();
+    expect(manager.listSessions()[0]?.attached).toBeUndefined();
+  });
+
+  it("a half-typed line stays the person's: the agent's command runs isolated, the line completes unchanged", async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    const person = manager.attachTerminal('default', viewer().watcher);
+    await person.write('echo hal');
+    const agent = await settled(clock, manager.execute({ command: 'echo agent' }));
+    expect(agent).toMatchObject({ output: 'agent', isolated: true, held_by_person: true });
+    const before = shell.written.length;
+    await person.write('f\r');
+    expect(shell.written.slice(before)).toEqual(['f\r']);
+    // The shell got the person's line exactly, and nothing of the agent's on it.
+    expect(shell.written.filter((w) => !w.startsWith(' __conch_s')).join('')).toBe('echo half\r');
+    const back = await settled(clock, manager.execute({ command: 'echo back' }));
+    expect(back.isolated).toBeUndefined();
+  });
+
+  it('holds a person’s keys typed while the agent’s line is being typed, and types them after it', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    const person = manager.attachTerminal('default', viewer().watcher);
+    const agent = manager.execute({ command: 'echo agent' });
+    const typed = person.write('x');
+    await settled(clock, agent);
+    await typed;
+    const agentAt = shell.written.findIndex((w) => w.startsWith(' __conch_s'));
+    expect(agentAt).toBeGreaterThanOrEqual(0);
+    expect(shell.written.indexOf('x')).toBeGreaterThan(agentAt);
+  });
+
+  it('after the person detaches, a program they left running still holds the terminal', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    catInto(driver, 'cat');
+    const person = manager.attachTerminal('default', viewer().watcher);
+    await person.write('cat\r');
+    person.detach();
+    const agent = await settled(clock, manager.execute({ command: 'echo agent' }));
+    expect(agent).toMatchObject({ isolated: true, held_by_person: true });
+    expect(manager.listSessions()[0]).toMatchObject({
+      state: 'busy',
+      attached: { viewers: 0, holds_terminal: true },
+    });
+  });
+
+  it('type-ahead typed during the agent’s command is waited for: free once the shell is seen reading again', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    const person = manager.attachTerminal('default', viewer().watcher);
+    const slow = await settled(clock, manager.execute({ command: 'sleep 2', pause_timeout: 0.5 }));
+    expect(slow.status).toBe('partial');
+    await person.write('ls\r');
+    await clock.advance(2000);
+    // The shell is not seen waiting at its prompt yet (it may be running the person's `ls`).
+    shell.evidence = 'no';
+    expect(await settled(clock, manager.execute({ command: 'echo a' }))).toMatchObject({
+      isolated: true,
+      held_by_person: true,
+    });
+    shell.evidence = 'blocked_read';
+    const free = await settled(clock, manager.execute({ command: 'echo b' }));
+    expect(free.isolated).toBeUndefined();
+  });
+
+  it('keys typed into a full-screen program leave no unfinished line behind it', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    driver.script('vim', (c) => {
+      c.print('\u001b[?1049h\u001b[H~\r\n');
+      c.onInput((data) => {
+        if (data.includes('ZZ')) {
+          c.print('\u001b[?1049l');
+          c.exit(0);
+        }
+      });
+    });
+    const person = manager.attachTerminal('default', viewer().watcher);
+    await person.write('vim\r');
+    await person.write('ihello\u001b');
+    expect((await settled(clock, manager.execute({ command: 'echo a' }))).held_by_person).toBe(true);
+    await person.write('ZZ');
+    const free = await settled(clock, manager.execute({ command: 'echo b' }));
+    expect(free.isolated).toBeUndefined();
+  });
+
+  it("records the person's line at the prompt as the person's, never what they type into a program", async () => {
+    const audit: AuditEntry[] = [];
+    const { clock, driver, manager } = setup({ audit: { record: (e) => audit.push(e) } });
+    await settled(clock, manager.execute({ command: 'true' }));
+    catInto(driver, 'read -s pw');
+    const person = manager.attachTerminal('default', viewer().watcher);
+    await person.write('read -s pw\r');
+    await person.write('hunter2\r\u0004');
+    await settled(clock, manager.execute({ command: 'echo agent' }));
+    expect(audit.filter((e) => e.kind === 'attach')).toEqual([
+      expect.objectContaining({
+        by: 'person',
+        input: 'read -s pw',
+        session_id: 'default',
+        decision: 'allow',
+      }),
+    ]);
+    expect(audit.filter((e) => e.kind === 'execute').map((e) => e.input)).toEqual(['true', 'echo agent']);
+    expect(audit.some((e) => e.by === 'person' && e.kind === 'execute')).toBe(false);
+    expect(JSON.stringify(audit)).not.toContain('hunter2');
+  });
+
+  it('tells viewers of each agent command as it starts, typed or isolated', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    catInto(driver, 'cat');
+    const starts: unknown[] = [];
+    const person = manager.attachTerminal('default', {
+      onOutput: () => {},
+      onCommand: (c) => starts.push(c),
+    });
+    const typed = await settled(clock, manager.execute({ command: 'echo one' }));
+    await person.write('cat\r');
+    const isolated = await settled(clock, manager.execute({ command: 'echo two' }));
+    expect(starts).toEqual([
+      {
+        command_id: typed.command_id,
+        text: 'echo one',
+        isolated: false,
+        background: false,
+        held_by_person: false,
+      },
+      {
+        command_id: isolated.command_id,
+        text: 'echo two',
+        isolated: true,
+        background: false,
+        held_by_person: true,
+      },
+    ]);
+  });
+});
+
+describe('no ghosts: a typed line that never reached the shell', () => {
+  it('is never awaiting_input, and ends saying a program holding the terminal read it', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    // A program conch was not told about takes the terminal and reads it (the race the checks cannot see).
+    let taken = '';
+    shell.setInputListener((data) => {
+      taken += data;
+    });
+    shell.ownGroup = false;
+    shell.evidence = 'blocked_read';
+    const r = await settled(clock, manager.execute({ command: 'echo lost', pause_timeout: 5 }));
+    expect(taken).toContain('__conch_s');
+    expect(r).toMatchObject({ status: 'completed', state: 'lost', exit_code: null, swallowed: true });
+    expect(r.reason).toBe('exited');
+    expect(manager.listProcesses().processes.some((p) => p.state === 'awaiting_input')).toBe(false);
+    // The session goes on: the next command (the program gone) is typed into the shell again.
+    shell.setInputListener(undefined);
+    shell.ownGroup = true;
+    shell.evidence = 'no';
+    const next = await settled(clock, manager.execute({ command: 'echo next' }));
+    expect(next).toMatchObject({ status: 'completed', output: 'next' });
+    expect(next.isolated).toBeUndefined();
+  });
+
+  it('kill_process before it started signals nothing of the program that holds the terminal', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    shell.setInputListener(() => {});
+    shell.ownGroup = false;
+    const r = await settled(clock, manager.execute({ command: 'echo x', pause_timeout: 0.1 }));
+    expect(r).toMatchObject({ status: 'partial', state: 'running' });
+    const killed = await settled(clock, manager.killProcess({ command_id: r.command_id }));
+    expect(killed.result).toBe('killed');
+    expect(shell.killed).toEqual([]);
   });
 });

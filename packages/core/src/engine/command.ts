@@ -88,6 +88,17 @@ export class Command {
   newShell = false;
   /** Text typed into a shell without Enter yet (for the policy check of interactive input). */
   pendingShellInput = '';
+  /**
+   * True from typing a foreground command's line until the shell starts it (its start marker): until then
+   * it cannot be waiting for input (the shell has not run it).
+   */
+  awaitingStart = false;
+  /** Set when its typed line looked taken by another reader once; a second look decides. */
+  swallowSuspected = false;
+  /** Set when a program holding the terminal read its typed line instead of the shell (it never ran there). */
+  swallowed = false;
+  /** Set on an isolated command that ran isolated because a person held the session's terminal. */
+  heldByPerson = false;
   private readonly clock: Clock;
 
   constructor(init: CommandInit) {
@@ -136,11 +147,15 @@ export class Command {
     this.onOutput.emit();
   }
 
-  /** Records that the command is waiting for input. */
-  markAwaitingInput(prompt: PromptInfo): void {
-    if (this.ended) return;
+  /**
+   * Records that the command is waiting for input; false (nothing recorded) once it ended, or while its
+   * typed line has not started.
+   */
+  markAwaitingInput(prompt: PromptInfo): boolean {
+    if (this.ended || this.awaitingStart) return false;
     this.state = 'awaiting_input';
     this.prompt = prompt;
+    return true;
   }
 
   /** Records that input was sent (the command is no longer known to be waiting). */

@@ -33,6 +33,8 @@ export interface CommandPolicy {
 /** One audit record. `input` is never a secret: secret input is not passed here at all. */
 export interface AuditEntry {
   kind: 'execute' | 'respond' | 'send_control' | 'check' | 'attach';
+  /** `person`: a person typed it through `conch attach` (absent on what the agent did). */
+  by?: 'person';
   session_id?: string;
   command_id?: string;
   input: string;

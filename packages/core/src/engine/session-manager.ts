@@ -400,11 +400,11 @@ export class SessionManager implements ParameterContext {
     const original = { cols: session.cols, rows: session.rows };
     let resized = false;
     let attached = true;
-    const watching = session.watch(viewer);
+    const watching = session.watch(viewer, { input });
     return {
       input,
       readOnlyReason,
-      write: (data) => {
+      write: async (data) => {
         if (!attached)
           return Promise.reject(new ConchError(ErrorCode.INVALID_ARGUMENT, 'This view is detached.'));
         if (!input) {
@@ -418,7 +418,19 @@ export class SessionManager implements ParameterContext {
             ),
           );
         }
-        return session.write(data);
+        const line = await session.personWrite(
+          typeof data === 'string' ? new TextEncoder().encode(data) : data,
+        );
+        // The person's own command, recorded as theirs (lines typed into a program may be secrets: never).
+        if (line)
+          this.audit?.record({
+            kind: 'attach',
+            by: 'person',
+            session_id: sessionId,
+            input: line.text,
+            decision: 'allow',
+            reason: `typed by a person at the shell's prompt through conch attach (not checked by the policy)${line.exact ? '' : '; edited with keys conch does not replay, so what ran may differ'}`,
+          });
       },
       resize: (cols, rows) => {
         if (!attached || !session.proc) return;
@@ -499,10 +511,18 @@ export class SessionManager implements ParameterContext {
     const session = await this.resolveSession(request.session_id);
     this.prune();
     this.checkLiveLimit();
-    const isolated = background || !session.idle;
-    const command = isolated
-      ? await this.startIsolated(session, text, request.cwd, background)
-      : await this.startForeground(session, text, request.cwd);
+    // Typed into the shell only when it waits at an empty prompt, whoever else uses it (terminal-busy.ts).
+    const turn = background ? undefined : await session.takeTurn();
+    let command: Command;
+    try {
+      if (turn?.free) command = await this.startForeground(session, text, request.cwd);
+      else {
+        turn?.release();
+        command = await this.startIsolated(session, text, request.cwd, background, turn?.byPerson === true);
+      }
+    } finally {
+      turn?.release();
+    }
     if (session.newShellNotice) {
       session.newShellNotice = false;
       command.newShell = true;
@@ -895,10 +915,15 @@ export class SessionManager implements ParameterContext {
     const id = this.uniqueCommandId();
     const terminal: CommandTerminal = {
       write: (data) => session.write(data),
-      inputWaitEvidence: async () => (await session.proc?.inputWaitEvidence?.()) ?? 'unknown',
+      inputWaitEvidence: () => session.foregroundInputWait(command),
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
         if (!proc) return { result: 'already_exited', survivors: [] };
+        // Never started, and a program holds the terminal: that program is not the command's (a person's).
+        if (command.awaitingStart && (await proc.foregroundIsOwn?.().catch(() => undefined)) === false) {
+          session.abandonUnstarted(command, 'killed');
+          return { result: 'killed', survivors: [] };
+        }
         const report: KillReport = proc.killJob
           ? await proc.killJob({ signal, graceMs, markerId: id })
           : { result: 'killed', survivors: [] };
@@ -941,6 +966,7 @@ export class SessionManager implements ParameterContext {
     text: string,
     cwd: string | undefined,
     background: boolean,
+    heldByPerson = false,
   ): Promise<Command> {
     // The environment an isolated command loads is the one the shell snapshots after each command's end.
     await session.snapshotWritten(this.defaults.snapshotWaitMs);
@@ -1006,7 +1032,9 @@ export class SessionManager implements ParameterContext {
           });
     }
     command.pid = proc.pid;
+    command.heldByPerson = heldByPerson;
     this.register(session, command);
+    session.announce(command, heldByPerson);
     const running = proc;
     const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
     const exitSub = running.onExit((info) => {
@@ -1125,6 +1153,8 @@ export class SessionManager implements ParameterContext {
       }
     }
     if (command.isolated) result.isolated = true;
+    if (command.heldByPerson) result.held_by_person = true;
+    if (command.swallowed) result.swallowed = true;
     if (completed && command.sessionEnded) result.session_ended = true;
     if (command.newShell) {
       command.newShell = false;

@@ -10,16 +10,19 @@ import type {
   Disposable,
   Driver,
   ExitInfo,
+  InputWaitEvidence,
   ScreenRenderer,
   ScreenSnapshot,
   ShellKind,
   TerminalProcess,
 } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
+import type { SubmittedLine } from '../input/person-line.js';
 import type { ShellMarker } from '../shell/marker-parser.js';
 import { SCRIPT_PLACEHOLDER, type ShellIntegration, shellQuote } from '../shell/shell-integration.js';
 import type { SessionInfo, SessionState } from '../types.js';
 import type { Command } from './command.js';
+import { type BusyVerdict, readsInput, TerminalBusy, type TerminalLook } from './terminal-busy.js';
 import { TerminalStream } from './terminal-stream.js';
 
 /** Everything a Session is created with (the manager builds it). */
@@ -50,7 +53,32 @@ export interface TerminalWatcher {
   onOutput(bytes: Uint8Array): void;
   /** The shell ended (closed or lost). */
   onClose?(): void;
+  /** An agent's command starts: typed into this terminal, or run isolated in its own. */
+  onCommand?(command: AgentCommandStart): void;
 }
+
+/** What a viewer is told when an agent's command starts (see {@link TerminalWatcher.onCommand}). */
+export interface AgentCommandStart {
+  command_id: string;
+  text: string;
+  /** True when it runs in its own terminal, not in this one (background, or the shell was busy). */
+  isolated: boolean;
+  background: boolean;
+  /** True when it runs isolated because a person holds this terminal. */
+  held_by_person: boolean;
+}
+
+/**
+ * The shell's turn for an agent's typed command (see {@link Session.takeTurn}): the verdict, and the
+ * release of the person's keystrokes held back meanwhile.
+ */
+export interface ShellTurn extends BusyVerdict {
+  release(): void;
+}
+
+/** Extra looks at a shell not yet seen reading after its prompt marker, and the time between them. */
+const LOOK_RETRIES = 10;
+const LOOK_RETRY_MS = 50;
 
 /** Signal names by number (Linux), for statuses above 128. */
 export const SIGNAL_NAMES: Record<number, string> = {
@@ -139,6 +167,11 @@ export class Session {
   private snapshotPending = false;
   /** Isolated commands waiting for the pending snapshot (see {@link Session.snapshotWritten}). */
   private readonly snapshotWaiters = new Set<() => void>();
+  /** Who besides conch holds the terminal: people attached, their typed line, the shell's prompts. */
+  readonly sharing = new TerminalBusy();
+  /** A person's keystrokes and agents' typed lines, in the order they reach the terminal. */
+  private typingQueue: Promise<unknown> = Promise.resolve();
+  private readonly keyDecoder = new TextDecoder();
 
   constructor(init: SessionInit) {
     this.id = init.id;
@@ -229,6 +262,7 @@ export class Session {
     this.state = 'busy';
     this.foreground = command;
     this.foregroundStarted = false;
+    command.awaitingStart = true;
     command.pid = this.proc.pid;
     this.touch();
     try {
@@ -265,14 +299,151 @@ export class Session {
   }
 
   /**
+   * Takes the shell's turn for an agent's typed command: waits until a person's keystrokes already relayed
+   * are written, holds later ones back, and judges whether the shell is free (terminal-busy.ts; a look at
+   * the terminal only when a person could have changed it). Call `release` once the command's line is
+   * typed, or at once when it runs isolated instead. Never rejects.
+   */
+  async takeTurn(): Promise<ShellTurn> {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const before = this.typingQueue;
+    this.typingQueue = before.then(() => gate);
+    await before;
+    const conchRuns = !this.idle;
+    let look: TerminalLook | undefined;
+    if (!conchRuns && !this.sharing.personHolds && this.sharing.needsLook) look = await this.look();
+    return { ...this.sharing.judge(!this.idle, look), release };
+  }
+
+  /**
+   * One look at who holds the terminal (undefined when the host cannot tell or the look fails). When the
+   * shell must also be seen waiting for input (type-ahead), a shell still on its way from its prompt marker
+   * to its read is given a few more looks, {@link LOOK_RETRY_MS} apart.
+   */
+  private async look(): Promise<TerminalLook | undefined> {
+    const proc = this.proc;
+    for (let attempt = 0; ; attempt++) {
+      const shellHolds = await proc?.foregroundIsOwn?.().catch(() => undefined);
+      if (shellHolds === undefined) return undefined;
+      if (!shellHolds || !this.sharing.needsEvidence) return { shellHolds };
+      const evidence = (await proc?.inputWaitEvidence?.().catch(() => 'unknown' as const)) ?? 'unknown';
+      if (readsInput(evidence) || attempt >= LOOK_RETRIES) return { shellHolds, evidence };
+      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, LOOK_RETRY_MS));
+    }
+  }
+
+  /**
+   * Types a person's keystrokes (`conch attach`) into the terminal, in order with the agent's typed lines
+   * (never in the middle of one), and follows them (terminal-busy.ts). Resolves with the line the person
+   * submitted at the shell's prompt, if these keys did.
+   */
+  personWrite(data: Uint8Array): Promise<SubmittedLine | undefined> {
+    const written = this.typingQueue.then(async () => {
+      const keys = this.keyDecoder.decode(data, { stream: true });
+      const submitted = this.sharing.typed(keys, this.foreground !== undefined);
+      await this.write(data);
+      return submitted;
+    });
+    this.typingQueue = written.catch(() => {});
+    return written;
+  }
+
+  /**
    * Watches the terminal as a person would see it, from now on: output with conch's shell-integration
    * markers removed and registered secrets masked. The line conch types to run a command (its wrapper,
    * echoed by the shell) is never shown: the viewer sees the command's own text instead, as if typed at
-   * the prompt. `onClose` fires when the shell ends. Input goes through {@link Session.write}.
+   * the prompt, and hears of each agent command as it starts (`onCommand`). `onClose` fires when the shell
+   * ends. `person`: the viewer is a person (counted in `attached`), who types (`input`) through
+   * {@link Session.personWrite}.
    */
-  watch(watcher: TerminalWatcher): Disposable {
+  watch(watcher: TerminalWatcher, person?: { input: boolean }): Disposable {
     this.watchers.add(watcher);
-    return { dispose: () => this.watchers.delete(watcher) };
+    if (person) {
+      this.sharing.viewers++;
+      if (person.input) {
+        this.sharing.typists++;
+        // Keys typed into a full-screen program are its own: start from what the screen shows now.
+        const seen = this.sharing.altScreenSwitches;
+        void this.screen?.snapshot().then(
+          (snapshot) => {
+            if (this.sharing.altScreenSwitches === seen) this.sharing.setAltScreen(snapshot.alt_screen);
+          },
+          () => {},
+        );
+      }
+    }
+    let watching = true;
+    return {
+      dispose: () => {
+        if (!watching) return;
+        watching = false;
+        this.watchers.delete(watcher);
+        if (!person) return;
+        this.sharing.viewers--;
+        if (person.input) this.sharing.typists--;
+      },
+    };
+  }
+
+  /** Tells viewers that an agent's command starts (an isolated one; typed ones are told at their start). */
+  announce(command: Command, heldByPerson: boolean): void {
+    this.tellCommand({
+      command_id: command.id,
+      text: command.text,
+      isolated: command.isolated,
+      background: command.background,
+      held_by_person: heldByPerson,
+    });
+  }
+
+  private tellCommand(start: AgentCommandStart): void {
+    for (const watcher of this.watchers) {
+      try {
+        watcher.onCommand?.(start);
+      } catch {
+        // a failing viewer must not disturb the session
+      }
+    }
+  }
+
+  /**
+   * The input-wait evidence for the foreground command `command`. While its typed line has not started,
+   * it is never waiting for input (the shell has not run it): instead, when whoever holds the terminal is
+   * seen waiting for input twice in a row with the line still not started, that reader took the line
+   * (the shell would have started it at once), and the command ends saying so ({@link SWALLOWED_NOTE}).
+   */
+  async foregroundInputWait(command: Command): Promise<InputWaitEvidence> {
+    const proc = this.proc;
+    if (!command.awaitingStart) return (await proc?.inputWaitEvidence?.()) ?? 'unknown';
+    const shellHolds = await proc?.foregroundIsOwn?.().catch(() => undefined);
+    const evidence = await proc?.inputWaitEvidence?.().catch(() => 'unknown' as const);
+    if (!command.awaitingStart || command.ended || this.foreground !== command) return 'no';
+    if (shellHolds === undefined || !readsInput(evidence)) {
+      command.swallowSuspected = false;
+      return 'no';
+    }
+    if (!command.swallowSuspected) {
+      // Look once more before deciding: a start marker may still be on its way (a remote host).
+      command.swallowSuspected = true;
+      return 'no';
+    }
+    this.abandonUnstarted(command, 'swallowed');
+    return 'no';
+  }
+
+  /**
+   * Ends the foreground command whose typed line never started: `swallowed` (a program holding the
+   * terminal read it) or `killed` (kill_process before it started: nothing of the person's is signalled).
+   */
+  abandonUnstarted(command: Command, how: 'swallowed' | 'killed'): void {
+    if (this.foreground !== command || !command.awaitingStart) return;
+    this.finishForeground();
+    if (this.state === 'busy' && this.proc) this.state = 'idle';
+    if (how === 'swallowed') command.swallowed = true;
+    command.end({ state: how === 'swallowed' ? 'lost' : 'killed', exitCode: null, signal: null });
   }
 
   /** Masks a secret in this terminal's output until the foreground command ends. */
@@ -318,7 +489,10 @@ export class Session {
 
   private onData(chunk: Uint8Array): void {
     for (const piece of this.stream.push(chunk)) {
-      if (piece.type === 'data') this.watchData(piece.bytes);
+      if (piece.type === 'data') {
+        this.watchData(piece.bytes);
+        if (this.sharing.typists > 0) this.sharing.output(piece.bytes);
+      }
       if (piece.type === 'marker') this.onMarker(piece.marker);
       else if (this.foreground && this.foregroundStarted) this.foreground.appendOutput(piece.bytes);
       else if (this.readyResolve && this.startupOutput.length < 4096) {
@@ -328,6 +502,10 @@ export class Session {
   }
 
   private onMarker(marker: ShellMarker): void {
+    if (marker.type === 'prompt') {
+      this.sharing.prompt();
+      return;
+    }
     // Every end the shell reports is followed by an environment snapshot; the shell is past it once it
     // says so or starts another command.
     if (marker.type === 'snapshot') {
@@ -350,9 +528,18 @@ export class Session {
     if (!fg || marker.commandId !== fg.id) return;
     if (marker.type === 'start') {
       this.foregroundStarted = true;
+      fg.awaitingStart = false;
       // Viewers see the command's own text where the shell echoed conch's wrapper line.
-      if (this.watchers.size > 0)
+      if (this.watchers.size > 0) {
+        this.tellCommand({
+          command_id: fg.id,
+          text: fg.text,
+          isolated: false,
+          background: false,
+          held_by_person: false,
+        });
         this.tellWatchers(new TextEncoder().encode(`${fg.text.replace(/\r?\n/g, '\r\n')}\r\n`));
+      }
       return;
     }
     markPhase('shell_done');
@@ -454,6 +641,11 @@ export class Session {
     if (this.username !== undefined) info.username = this.username;
     if (this.proc?.pid !== undefined) info.pid = this.proc.pid;
     if (this.foreground) info.foreground_command_id = this.foreground.id;
+    const attached = this.sharing.attachedInfo();
+    if (attached) {
+      info.attached = attached;
+      if (attached.holds_terminal && info.state === 'idle') info.state = 'busy';
+    }
     return info;
   }
 }

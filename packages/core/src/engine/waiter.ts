@@ -129,10 +129,8 @@ export function waitForCommand(
         fullScreen,
         cleared,
       });
-      if (awaiting) {
-        command.markAwaitingInput(awaiting);
+      if (awaiting && command.markAwaitingInput(awaiting))
         finish({ reason: 'awaiting_input', prompt: awaiting });
-      }
     };
 
     const onData = () => {

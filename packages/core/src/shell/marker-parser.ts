@@ -11,7 +11,8 @@ export type ShellMarker =
   | { type: 'ready'; cwd: string }
   | { type: 'start'; commandId: string }
   | { type: 'end'; commandId: string; status: number | null; cwd: string }
-  | { type: 'snapshot'; commandId: string };
+  | { type: 'snapshot'; commandId: string }
+  | { type: 'prompt' };
 
 /** One piece of a parsed stream, in order. */
 export type StreamPiece = { type: 'data'; bytes: Uint8Array } | { type: 'marker'; marker: ShellMarker };
@@ -85,6 +86,7 @@ export class MarkerParser {
 }
 
 function parseBody(body: string): ShellMarker | undefined {
+  if (body === 'P') return { type: 'prompt' };
   const kind = body[0];
   if (body[1] !== ';') return undefined;
   const rest = body.slice(2);

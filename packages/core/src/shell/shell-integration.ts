@@ -8,6 +8,8 @@
  * - `S;ID`               command ID starts (printed before any of its output)
  * - `E;ID;STATUS;CWD`    command ID ended with STATUS; CWD is the shell's cwd afterwards
  * - `D;ID`               after `E;ID`: the exported environment is in the session's env file
+ * - `P`                  the shell is about to show its prompt (after every command line, a person's
+ *                        too, and after Ctrl+C): from the prompt hook, or (sh) from `PS1`
  *
  * The session shell snapshots its exported environment for isolated commands after it reports a
  * command's end, not before: the snapshot (an `export -p` into a file: an open, a write per variable, fd
@@ -149,8 +151,9 @@ export class ShellIntegration {
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
-        // reaches the trailing __conch_e: the prompt hook reports its end instead.
-        '__conch_pc() { __conch_e "$__conch_cur"; }',
+        // reaches the trailing __conch_e: the prompt hook reports its end instead. Then it says the prompt
+        // is coming (whoever's command line it was), keeping $? for the prompt.
+        `__conch_pc() { __conch_e "$__conch_cur"; local __r=$?; builtin printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n"; return $__r; }`,
         '__conch_hook() { case " ${PROMPT_COMMAND[*]} " in *" __conch_pc "*) ;; *) PROMPT_COMMAND=(__conch_pc "${PROMPT_COMMAND[@]}");; esac; }',
         '__conch_cur=; __conch_hook',
         'PS2=""',
@@ -169,7 +172,7 @@ export class ShellIntegration {
         `__conch_n=${n}; __conch_envf=${env}`,
         `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        '__conch_pc() { __conch_e "$__conch_cur"; }',
+        `__conch_pc() { __conch_e "$__conch_cur"; local __r=$?; builtin printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n"; return $__r; }`,
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
         'PS2=""; unsetopt PROMPT_SP 2>/dev/null',
@@ -183,9 +186,13 @@ export class ShellIntegration {
       options.noRc ? '' : '[ -n "$CONCH_USER_ENV" ] && [ -r "$CONCH_USER_ENV" ] && . "$CONCH_USER_ENV"',
       'unset CONCH_USER_ENV',
       `__conch_n=${n}; __conch_envf=${env}`,
-      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      // No prompt hook in POSIX sh: the prompt marker is the start of PS1 (a variable holding it, expanded
+      // when the prompt shows; re-added by each command in case PS1 was replaced).
+      `__conch_p=$(printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n")`,
+      `__conch_ps1() { case $PS1 in *'\${__conch_p}'*) ;; *) PS1='\${__conch_p}'"$PS1";; esac; }`,
+      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_ps1; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
       `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      '__conch_cur=',
+      '__conch_cur=; __conch_ps1',
       'PS2=""',
       ENV_SNAPSHOT_POSIX,
       `printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,

@@ -280,6 +280,55 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       await run('unset CONCH_SNAP_A CONCH_SNAP_B');
     });
 
+    it('shares the terminal with a person: while their program or unfinished line holds it, commands run isolated', async () => {
+      let seen = '';
+      const person = manager.attachTerminal(sid, {
+        onOutput: (bytes) => {
+          seen += new TextDecoder().decode(bytes);
+        },
+      });
+      const holds = () => manager.listSessions().find((s) => s.session_id === sid)?.attached?.holds_terminal;
+      const proc = manager.getSession(sid).proc!;
+      const file = `conch-share-${process.pid}.txt`;
+      try {
+        // The person's `cat > FILE` holds the terminal: the agent's command runs beside it, not into it.
+        await person.write(`cat > ${file}\r`);
+        await until(async () => ((await proc.foregroundIsOwn?.()) === false ? true : undefined));
+        await person.write('from the person\r');
+        const beside = await run('echo agent-$((40+2))');
+        expect(beside).toMatchObject({
+          status: 'completed',
+          exit_code: 0,
+          output: 'agent-42',
+          isolated: true,
+          held_by_person: true,
+        });
+        await person.write('\u0004');
+        await until(() => (holds() === false ? true : undefined));
+        const back = await run(`cat ${file}; rm -f ${file}`);
+        expect(back).toMatchObject({ status: 'completed', output: 'from the person' });
+        expect(back.isolated).toBeUndefined();
+
+        // A half-typed line: the agent's command runs isolated; the line runs unchanged on Enter.
+        await person.write('echo half-');
+        await until(() => (seen.includes('echo half-') ? true : undefined));
+        const aside = await run('echo agent-2');
+        expect(aside).toMatchObject({ output: 'agent-2', isolated: true, held_by_person: true });
+        await person.write('typed\r');
+        // Its output (the echo of the typed line and the prompt may come in either order).
+        await until(() => (/(?<!echo )half-typed\r?\n/.test(seen) ? true : undefined));
+        await until(() => (holds() === false ? true : undefined));
+        const again = await run('echo in-shell');
+        expect(again).toMatchObject({ status: 'completed', output: 'in-shell' });
+        expect(again.isolated).toBeUndefined();
+        expect(seen).not.toContain('__conch');
+        const listed = manager.listProcesses({ session_id: sid }).processes;
+        expect(listed.filter((p) => p.state === 'awaiting_input')).toEqual([]);
+      } finally {
+        person.detach();
+      }
+    });
+
     it('never shows the marker that says the environment snapshot is written', async () => {
       let seen = '';
       const attachment = manager.attachTerminal(sid, {

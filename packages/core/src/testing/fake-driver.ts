@@ -37,6 +37,8 @@ export interface FakeCommandContext {
   setInputWait(evidence: InputWaitEvidence): void;
   /** Ends the whole shell (like `exit` in a real shell). */
   exitShell(status: number): void;
+  /** True when a person typed it at the prompt (it runs as their program, holding the terminal). */
+  readonly byPerson: boolean;
 }
 
 /** A scripted command: called when the command starts. */
@@ -99,6 +101,8 @@ class FakeProcess extends TerminalProcessBase {
   /** When true, writes are never taken: they time out at their deadline on the fake clock. */
   stuckWrites = false;
   foreground: string | undefined;
+  /** What `foregroundIsOwn` reports (false while a program started from the prompt holds the terminal). */
+  ownGroup: boolean | undefined = true;
   /**
    * When true, the session shell holds back the marker saying its environment snapshot is written (as a
    * shell whose snapshot is slow or stuck would) until {@link FakeProcess.releaseSnapshot}.
@@ -168,6 +172,10 @@ class FakeProcess extends TerminalProcessBase {
     return this.foreground;
   }
 
+  async foregroundIsOwn(): Promise<boolean | undefined> {
+    return this.ownGroup;
+  }
+
   protected override disposeResources(): void {}
 }
 
@@ -209,6 +217,11 @@ export class FakeDriver implements Driver {
     this.processes.push(proc);
     let cwd = options.cwd ?? '/home/fake';
     const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
+    // At its prompt the shell waits in a read of the terminal.
+    const prompt = () => {
+      proc.evidence = 'blocked_read';
+      proc.emit(`${marker('P')}$ `);
+    };
     let buffer = '';
     proc.lineHandler = (data) => {
       buffer += data;
@@ -220,23 +233,46 @@ export class FakeDriver implements Driver {
       proc.emit(`${line}\r\n`); // the line editor's echo
       const m = /^ __conch_s (\w+);eval \$'(.*)';__conch_e \1$/s.exec(line);
       const f = /^ __conch_s (\w+);\. '([^']*)';__conch_e \1$/.exec(line);
-      if (!m && !f) return;
+      if (!m && !f) {
+        // A person's line: a scripted program of theirs holds the terminal until it exits; anything else
+        // is done at once.
+        const script = this.scripts[line];
+        if (!script) return prompt();
+        proc.ownGroup = false;
+        proc.evidence = 'no';
+        this.run(
+          proc,
+          line,
+          cwd,
+          false,
+          () => {
+            proc.setInputListener(undefined);
+            proc.ownGroup = true;
+            prompt();
+          },
+          true,
+        );
+        return;
+      }
       const id = (m ?? f)![1]!;
       const body = m ? decodeAnsiC(m[2]!) : (this.files.get(f![2]!) ?? '').replace(/\n$/, '');
       const { text, cd } = unwrap(body);
       if (cd !== undefined) cwd = cd;
+      proc.evidence = 'no';
       proc.emit(marker(`S;${id}`));
       this.run(proc, text, cwd, false, (status, newCwd) => {
         if (newCwd !== undefined) cwd = newCwd;
         proc.setInputListener(undefined);
-        proc.evidence = 'no';
         proc.emit(marker(`E;${id};${status};${cwd}`));
         proc.snapshot(marker(`D;${id}`));
-        proc.emit('$ ');
+        prompt();
       });
     };
     // Ready after the "rc files" ran.
-    queueMicrotask(() => proc.emit(`${marker(`R;${cwd}`)}$ `));
+    queueMicrotask(() => {
+      proc.emit(marker(`R;${cwd}`));
+      prompt();
+    });
     return proc;
   }
 
@@ -266,6 +302,7 @@ export class FakeDriver implements Driver {
     cwd: string,
     isolated: boolean,
     done: (status: number, cwd?: string) => void,
+    byPerson = false,
   ): void {
     let finished = false;
     const ctx: FakeCommandContext = {
@@ -273,6 +310,7 @@ export class FakeDriver implements Driver {
       cwd,
       clock: this.clock,
       isolated,
+      byPerson,
       print: (data) => {
         if (!finished) proc.emit(data);
       },
