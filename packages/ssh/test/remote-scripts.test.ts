@@ -20,6 +20,18 @@ function viaShell(command: string, env: Record<string, string> = {}): string {
   }).toString();
 }
 
+
+/** SIGKILLs a process and everything below it; one that already ended on its own is fine. */
+function killTree(root: number): void {
+  for (const pid of processTree(root).reverse()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+}
+
 describe('remote scripts', () => {
   it('are valid POSIX sh (dash)', () => {
     for (const script of [CONNECT_PROBE, KILL_SCRIPT, MARKED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
@@ -88,7 +100,7 @@ describe('remote scripts', () => {
       await exited;
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');
     } finally {
-      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      killTree(child.pid!);
     }
   });
 
@@ -126,7 +138,7 @@ describe('remote scripts', () => {
         forks: [{ pid: 16, state: 'R' }],
       });
     } finally {
-      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      killTree(child.pid!);
       await exited;
     }
   });
