@@ -9,6 +9,7 @@ import { markPhase } from '../diagnostics/phase-trace.js';
 import type {
   Disposable,
   Driver,
+  DriverKind,
   ExitInfo,
   ScreenRenderer,
   ScreenSnapshot,
@@ -26,7 +27,7 @@ import { TerminalStream } from './terminal-stream.js';
 export interface SessionInit {
   id: string;
   name: string;
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   shell: string;
   shellKind: ShellKind;
   driver: Driver;
@@ -94,7 +95,7 @@ export function signalFromStatus(status: number | null): string | null {
 export class Session {
   readonly id: string;
   readonly name: string;
-  readonly kind: 'local' | 'ssh';
+  readonly kind: DriverKind;
   readonly shell: string;
   readonly shellKind: ShellKind;
   readonly driver: Driver;

@@ -24,6 +24,7 @@
  */
 
 import type { ShellKind } from '../driver.js';
+import { COMMAND_MARKER } from '../host/markers.js';
 
 /** The OSC number conch's markers use. */
 export const MARKER_OSC = 6973;
@@ -146,8 +147,8 @@ export class ShellIntegration {
           ? ''
           : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
         // reaches the trailing __conch_e: the prompt hook reports its end instead.
         '__conch_pc() { __conch_e "$__conch_cur"; }',
@@ -167,8 +168,8 @@ export class ShellIntegration {
         'unset ZDOTDIR',
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         '__conch_pc() { __conch_e "$__conch_cur"; }',
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
@@ -183,8 +184,8 @@ export class ShellIntegration {
       options.noRc ? '' : '[ -n "$CONCH_USER_ENV" ] && [ -r "$CONCH_USER_ENV" ] && . "$CONCH_USER_ENV"',
       'unset CONCH_USER_ENV',
       `__conch_n=${n}; __conch_envf=${env}`,
-      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset ${COMMAND_MARKER}; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
       '__conch_cur=',
       'PS2=""',
       ENV_SNAPSHOT_POSIX,
@@ -252,7 +253,7 @@ export class ShellIntegration {
       `unset ${ISOLATED_SCRIPT_ENV}`,
       `__conch_n="$${ISOLATED_NONCE_ENV}"; unset ${ISOLATED_NONCE_ENV}`,
       'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
-      'export CONCH_COMMAND_ID="$4"',
+      `export ${COMMAND_MARKER}="$4"`,
       'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
       `printf '\\033]${MARKER_OSC};%s;S;%s\\007' "$__conch_n" "$4"`,
       '__conch_i="$4"; __conch_c="$3"; set --',
