@@ -148,12 +148,18 @@ export interface SpawnOptions {
 }
 
 /**
- * A host that can run terminals: the local machine or one SSH connection.
+ * Which driver a session lives on: `local` (this machine's PTYs), `ssh`, `container`, or the name of any
+ * other driver. Open: a new driver names itself without editing the core.
+ */
+export type DriverKind = 'local' | 'ssh' | 'container' | (string & {});
+
+/**
+ * A host that can run terminals: the local machine, one SSH connection, one container.
  * `specificationVersion` changes whenever this interface changes incompatibly.
  */
 export interface Driver {
   readonly specificationVersion: 1;
-  readonly kind: 'local' | 'ssh';
+  readonly kind: DriverKind;
   /** Starts a long-lived interactive shell on a new PTY. */
   openShell(options: OpenShellOptions): Promise<TerminalProcess>;
   /** Starts one process on its own PTY, in its own session and process group. */

@@ -17,6 +17,7 @@ export {
 export type {
   Disposable,
   Driver,
+  DriverKind,
   ExitInfo,
   InputWaitEvidence,
   KillReport,
@@ -125,7 +126,6 @@ export {
   type InputWaitFacts,
   POLL_WAIT_CHANNEL,
   type ProcSample,
-  parseInputWaitReport,
   READ_WAIT_CHANNELS,
   readSyscallNumber,
 } from './input/input-wait.js';

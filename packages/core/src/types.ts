@@ -2,6 +2,7 @@
  * The result and option shapes of docs/tools.md. Field names are snake_case because they are the wire contract.
  */
 
+import type { DriverKind } from './driver.js';
 import type { Vocabulary } from './hint.js';
 
 /** Lifecycle state of a session. */
@@ -10,7 +11,7 @@ export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
 /** A session as reported by `list_sessions` and friends. */
 export interface SessionInfo {
   session_id: string;
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   name: string;
   state: SessionState;
   cwd: string | null;

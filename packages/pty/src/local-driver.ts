@@ -25,12 +25,13 @@ import {
   type SpawnOptions,
   type TerminalProcess,
 } from '@conch/core';
+import { OWNER_MARKER } from '@conch/core/host';
 import { currentInstance, markInstanceDir, type ServerInstance } from '@conch/node';
 import nodePty from 'node-pty';
 import { PtyProcess } from './pty-process.js';
 
-/** Name of the environment variable that tags every process with its owning server. */
-export const OWNER_ENV = 'CONCH_OWNER';
+/** Name of the environment variable that tags every process with its owning server (`CONCH_OWNER`). */
+export const OWNER_ENV = OWNER_MARKER;
 
 /** Options of {@link createLocalDriver}. */
 export interface LocalDriverOptions {

@@ -287,14 +287,7 @@ export class PtyProcess extends TerminalProcessBase {
       },
       options.signal,
       options.graceMs,
-    ).then(async (report) => {
-      if (report.result === 'already_exited' && !this.hasExited) {
-        // Nothing but the shell itself is running the job (a builtin such as `read`): interrupt it.
-        await this.write('\x03', 1000).catch(() => {});
-        return { result: 'killed', survivors: [] };
-      }
-      return report;
-    });
+    ).then((report) => this.interruptBuiltinJob(report));
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {

@@ -5,6 +5,7 @@
  */
 
 import type { KillReport, MarkedProcess, MarkedScan } from '@conch/core';
+import { COMMAND_MARKER, OWNER_MARKER, SESSION_MARKER } from '@conch/core/host';
 import { descendantsOf, isAlive, readEnvVar, snapshotProcesses } from './proc-fs.js';
 
 /** What to kill. */
@@ -41,9 +42,9 @@ export function collectTargets(targets: KillTargets): number[] {
     for (const pid of all.keys()) {
       if (pid === process.pid) continue;
       const marked =
-        (targets.owner === undefined || readEnvVar(pid, 'CONCH_OWNER') === targets.owner) &&
-        ((targets.markerId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) ||
-          (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId));
+        (targets.owner === undefined || readEnvVar(pid, OWNER_MARKER) === targets.owner) &&
+        ((targets.markerId !== undefined && readEnvVar(pid, COMMAND_MARKER) === targets.markerId) ||
+          (targets.sessionId !== undefined && readEnvVar(pid, SESSION_MARKER) === targets.sessionId));
       if (marked) {
         found.add(pid);
         for (const d of descendantsOf(pid, all)) found.add(d);
@@ -75,8 +76,8 @@ export function findMarked(markerIds: readonly string[], owner: string, terminal
       continue;
     if (shell && stat.ppid === shell.pid && stat.comm === shell.comm)
       forks.push({ pid: stat.pid, state: stat.state });
-    const id = readEnvVar(stat.pid, 'CONCH_COMMAND_ID');
-    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, 'CONCH_OWNER') !== owner) continue;
+    const id = readEnvVar(stat.pid, COMMAND_MARKER);
+    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, OWNER_MARKER) !== owner) continue;
     const marked = { pid: stat.pid, state: stat.state };
     const list = found.get(id);
     if (list) list.push(marked);

@@ -1,6 +1,7 @@
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { countMarked } from '@conch/node/testing';
+import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
 let driver: LocalDriver | undefined;
@@ -22,4 +23,5 @@ describeDriverConformance('local (node-pty)', {
   },
   screen: createXtermScreen,
   countMarked: async (id) => countMarked(id),
+  denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
 });

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js';
 import type {
   Disposable,
   Driver,
+  DriverKind,
   KillReport,
   ScreenFactory,
   ScreenSnapshot,
@@ -15,6 +16,9 @@ import type {
 } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { hint, type Vocabulary, verb } from '../hint.js';
+import { ENV_NAME_RULE, isValidEnvName } from '../host/environment.js';
+import { COMMAND_MARKER, SESSION_MARKER } from '../host/markers.js';
+import { normalizeSignal } from '../host/signals.js';
 import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
@@ -112,7 +116,7 @@ export interface CreateLocalRequest {
 
 /** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
 export interface OpenSessionRequest extends CreateLocalRequest {
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   host?: string;
   port?: number;
   username?: string;
@@ -253,7 +257,7 @@ export class SessionManager implements ParameterContext {
     const env: Record<string, string> = {
       ...this.defaults.env,
       ...request.env,
-      CONCH_SESSION_ID: id,
+      [SESSION_MARKER]: id,
     };
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
@@ -479,7 +483,7 @@ export class SessionManager implements ParameterContext {
     void session.driver.removePrivateFile(session.envFile).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
-    if (session.kind === 'ssh' && !stillUsed) await session.driver.dispose().catch(() => {});
+    if (session.kind !== 'local' && !stillUsed) await session.driver.dispose().catch(() => {});
     return { session_id: session.id, closed: true, killed_command_ids: killed };
   }
 
@@ -722,12 +726,9 @@ export class SessionManager implements ParameterContext {
   async killProcess(request: KillProcessRequest): Promise<KillResult> {
     const command = this.getCommand(request.command_id);
     // Case and the SIG prefix are free ("term" = "SIGTERM"); the rule names the valid signals.
-    const given = request.signal?.toUpperCase();
-    const normalized = resolveParameter(
-      'signal',
-      given === undefined || given.startsWith('SIG') ? given : `SIG${given}`,
-      this,
-    );
+    const given =
+      request.signal === undefined ? undefined : (normalizeSignal(request.signal) ?? request.signal);
+    const normalized = resolveParameter('signal', given, this);
     const graceS = resolveParameter('grace_s', request.grace_s, this);
     if (command.ended) {
       // The command has ended, but what it left behind (a setsid daemon, a `&` job) still carries its id:
@@ -1019,7 +1020,7 @@ export class SessionManager implements ParameterContext {
         file: launch.file,
         args: launch.args,
         cwd: undefined,
-        env: { ...session.env, ...launch.env, CONCH_COMMAND_ID: id },
+        env: { ...session.env, ...launch.env, [COMMAND_MARKER]: id },
         cols: session.cols,
         rows: session.rows,
       });
@@ -1233,9 +1234,9 @@ export class SessionManager implements ParameterContext {
 
   private checkEnv(env: Record<string, string>): void {
     for (const [key, value] of Object.entries(env)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+      if (!isValidEnvName(key) || typeof value !== 'string' || value.includes('\0')) {
         throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid env entry ${JSON.stringify(key)}.`, {
-          hint: 'env maps variable names ([A-Za-z_][A-Za-z0-9_]*) to strings without NUL.',
+          hint: `env maps variable names (${ENV_NAME_RULE}) to strings without NUL.`,
         });
       }
     }

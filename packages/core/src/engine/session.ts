@@ -9,6 +9,7 @@ import { markPhase } from '../diagnostics/phase-trace.js';
 import type {
   Disposable,
   Driver,
+  DriverKind,
   ExitInfo,
   InputWaitEvidence,
   ScreenRenderer,
@@ -29,7 +30,7 @@ import { TerminalStream } from './terminal-stream.js';
 export interface SessionInit {
   id: string;
   name: string;
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   shell: string;
   shellKind: ShellKind;
   driver: Driver;
@@ -122,7 +123,7 @@ export function signalFromStatus(status: number | null): string | null {
 export class Session {
   readonly id: string;
   readonly name: string;
-  readonly kind: 'local' | 'ssh';
+  readonly kind: DriverKind;
   readonly shell: string;
   readonly shellKind: ShellKind;
   readonly driver: Driver;

@@ -26,6 +26,7 @@
  */
 
 import type { ShellKind } from '../driver.js';
+import { COMMAND_MARKER } from '../host/markers.js';
 
 /** The OSC number conch's markers use. */
 export const MARKER_OSC = 6973;
@@ -148,8 +149,8 @@ export class ShellIntegration {
           ? ''
           : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
         // reaches the trailing __conch_e: the prompt hook reports its end instead. Then it says the prompt
         // is coming (whoever's command line it was), keeping $? for the prompt.
@@ -170,8 +171,8 @@ export class ShellIntegration {
         'unset ZDOTDIR',
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
         `__conch_pc() { __conch_e "$__conch_cur"; local __r=$?; builtin printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n"; return $__r; }`,
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
@@ -190,8 +191,8 @@ export class ShellIntegration {
       // when the prompt shows; re-added by each command in case PS1 was replaced).
       `__conch_p=$(printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n")`,
       `__conch_ps1() { case $PS1 in *'\${__conch_p}'*) ;; *) PS1='\${__conch_p}'"$PS1";; esac; }`,
-      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_ps1; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export ${COMMAND_MARKER}="$1"; __conch_ps1; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset ${COMMAND_MARKER}; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
       '__conch_cur=; __conch_ps1',
       'PS2=""',
       ENV_SNAPSHOT_POSIX,
@@ -259,7 +260,7 @@ export class ShellIntegration {
       `unset ${ISOLATED_SCRIPT_ENV}`,
       `__conch_n="$${ISOLATED_NONCE_ENV}"; unset ${ISOLATED_NONCE_ENV}`,
       'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
-      'export CONCH_COMMAND_ID="$4"',
+      `export ${COMMAND_MARKER}="$4"`,
       'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
       `printf '\\033]${MARKER_OSC};%s;S;%s\\007' "$__conch_n" "$4"`,
       '__conch_i="$4"; __conch_c="$3"; set --',
