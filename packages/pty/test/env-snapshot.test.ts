@@ -18,6 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CommandResult, createRealClock, SessionManager } from '@conch/core';
+import { readToEnd } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -60,12 +61,7 @@ async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
   }
 }
 
-async function finished(r: CommandResult): Promise<CommandResult> {
-  let done = r;
-  while (done.status !== 'completed')
-    done = await manager.readOutput({ command_id: r.command_id, pause_timeout: 5 });
-  return done;
-}
+const finished = (r: CommandResult) => readToEnd(manager, r);
 
 /** True when process `pid` has `path` open. */
 function holds(pid: number, path: string): boolean {

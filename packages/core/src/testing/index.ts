@@ -14,3 +14,4 @@ export {
   FakeDriver,
   type FakeDriverOptions,
 } from './fake-driver.js';
+export { readToEnd } from './read-to-end.js';
