@@ -1,9 +1,10 @@
 /**
  * The environment snapshot a session shell writes for isolated commands after each command's end, on real
  * shells on real pseudo-terminals: the end is reported first, so a snapshot that cannot finish delays
- * neither the command's result nor (beyond a bounded wait) an isolated command.
+ * neither the command's result nor (beyond a bounded wait) an isolated command; and an isolated command
+ * loads one snapshot whole, never one the shell is rewriting or could not finish.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
   closeSync,
   constants,
@@ -12,12 +13,13 @@ import {
   openSync,
   readdirSync,
   readlinkSync,
+  readSync,
   rmSync,
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CommandResult, createRealClock, SessionManager } from '@conch/core';
+import { type CommandResult, createRealClock, SessionManager, snapshotFile } from '@conch/core';
 import { readToEnd } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +64,30 @@ async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
 }
 
 const finished = (r: CommandResult) => readToEnd(manager, r);
+
+/**
+ * Sets the variables {@link SEEN} shows to `value`: in sort order (as `export -p` lists them) the first,
+ * a long one, the last, so that a snapshot cut part-way has the first of one command and the last of
+ * another.
+ */
+const setTo = (value: string) =>
+  `export AAA_SNAP_A=${value} AAB_SNAP_M="$(head -c 50000 /dev/zero | tr '\\0' ${value[0]})" zzz_snap_z=${value}`;
+const SEEN = 'echo "${AAA_SNAP_A-unset} ${zzz_snap_z-unset} ${#AAB_SNAP_M}"';
+
+const hasStrace = spawnSync('strace', ['-V']).status === 0;
+
+/** Reads what a non-blocking pipe holds now. */
+function drain(fd: number): void {
+  const buffer = Buffer.alloc(65536);
+  for (;;) {
+    try {
+      if (readSync(fd, buffer) === 0) return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return;
+      throw error;
+    }
+  }
+}
 
 /** True when process `pid` has `path` open. */
 function holds(pid: number, path: string): boolean {
@@ -112,15 +138,13 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
   it('a snapshot that cannot finish delays neither the result nor, beyond the cap, an isolated command', async () => {
     const s = await manager.createLocal({ shell });
     const session = manager.getSession(s.session_id);
-    const envFile = session.envFile;
+    // A new session's first command snapshots into slot 1 (slot 0 holds the snapshot of its start-up).
+    const slotFile = snapshotFile(session.envFile, 1);
     const shellPid = session.proc!.pid;
-    // The env file becomes a full pipe: the shell's snapshot blocks in write() until someone reads it.
-    rmSync(envFile);
-    execFileSync('mkfifo', ['-m', '600', envFile]);
-    const fd = openSync(envFile, constants.O_RDWR | constants.O_NONBLOCK);
-    let closed = false;
+    // That file is a full pipe: the shell's snapshot blocks in write() until someone reads it.
+    execFileSync('mkfifo', ['-m', '600', slotFile]);
+    const fd = openSync(slotFile, constants.O_RDWR | constants.O_NONBLOCK);
     try {
-      // Newlines only: whoever sources the pipe later reads empty lines, then the snapshot.
       for (const size of [4096, 1]) {
         const chunk = Buffer.alloc(size, '\n');
         for (;;) {
@@ -138,12 +162,9 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
         pause_timeout: 3,
       });
       expect(r).toMatchObject({ status: 'completed', exit_code: 3 });
-      // Once the shell holds the pipe (blocked writing), the test lets go of its end: the filler stays.
-      await until(() => (holds(shellPid, envFile) ? true : undefined));
-      closeSync(fd);
-      closed = true;
-      // The isolated command waits for the snapshot up to the cap, then starts and sources the pipe: it
-      // reads the filler, which unblocks the shell, and then the snapshot itself.
+      await until(() => (holds(shellPid, slotFile) ? true : undefined));
+      // The isolated command waits for the snapshot up to the cap, then starts with the last snapshot written
+      // whole, the start-up's: as if the stuck one had never begun.
       const iso = await finished(
         await manager.execute({
           command: 'echo "${SNAP_STUCK-unset}"',
@@ -151,13 +172,89 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
           background: true,
         }),
       );
-      expect(iso).toMatchObject({ exit_code: 0, output: 'yes' });
-      // The shell got past its snapshot and goes on.
+      expect(iso).toMatchObject({ exit_code: 0, output: 'unset' });
+      expect(holds(shellPid, slotFile)).toBe(true);
+      // Once the pipe is read, the shell gets past its snapshot and goes on.
+      await until(() => {
+        drain(fd);
+        return holds(shellPid, slotFile) ? undefined : true;
+      });
       const next = await manager.execute({ command: 'echo "$SNAP_STUCK"', session_id: s.session_id });
       expect(next).toMatchObject({ status: 'completed', exit_code: 0, output: 'yes' });
+      const after = await finished(
+        await manager.execute({
+          command: 'echo "${SNAP_STUCK-unset}"',
+          session_id: s.session_id,
+          background: true,
+        }),
+      );
+      expect(after).toMatchObject({ exit_code: 0, output: 'yes' });
     } finally {
-      if (!closed) closeSync(fd);
+      closeSync(fd);
       await manager.closeSession(s.session_id);
     }
   });
+
+  it('a snapshot the shell could not write whole is never loaded: an isolated command sees the one before', async () => {
+    const s = await manager.createLocal({ shell });
+    const run = (command: string, extra: Record<string, unknown> = {}) =>
+      manager.execute({ command, session_id: s.session_id, ...extra });
+    const seen = async () => (await finished(await run(SEEN, { background: true }))).output;
+    await run(setTo('old'));
+    expect(await seen()).toBe('old old 50000');
+    // The next snapshot fails part-way, as on a full disk: this shell may write no file beyond a few KiB
+    // (writes beyond fail with EFBIG, SIGXFSZ ignored), and the snapshot is larger.
+    const failed = await run(`trap '' XFSZ; ulimit -S -f 4; ${setTo('new')}`);
+    expect(failed).toMatchObject({ status: 'completed', exit_code: 0 });
+    expect(await seen()).toBe('old old 50000');
+    // Once the shell can write again, its next snapshot is whole and loaded.
+    await run('ulimit -S -f unlimited');
+    expect(await seen()).toBe('new new 50000');
+    await manager.closeSession(s.session_id);
+  });
+
+  it.skipIf(!hasStrace)(
+    'an isolated command started while the shell rewrites its snapshot sees one snapshot whole',
+    async () => {
+      const s = await manager.createLocal({ shell });
+      const session = manager.getSession(s.session_id);
+      const shellPid = session.proc!.pid!;
+      const run = (command: string, extra: Record<string, unknown> = {}) =>
+        manager.execute({ command, session_id: s.session_id, ...extra });
+      const seen = async () => (await finished(await run(SEEN, { background: true }))).output;
+      await run(setTo('old'));
+      expect(await seen()).toBe('old old 50000');
+      // From now on the shell's second write to a snapshot file waits 3 s (strace delays it): its next
+      // snapshot stops part-way, with the start of the file rewritten and the rest not yet.
+      const files = [0, 1, 2, 3].map((slot) => snapshotFile(session.envFile, slot));
+      const tracer = spawn(
+        'strace',
+        ['-p', String(shellPid), '-o', '/dev/null', '-e', 'trace=write']
+          .concat(['-e', 'inject=write:delay_enter=3000000:when=2'])
+          .concat(files.flatMap((file) => ['-P', file])),
+        { stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      const gone = new Promise((resolve) => tracer.once('exit', resolve));
+      try {
+        let said = '';
+        tracer.stderr.on('data', (chunk: Buffer) => {
+          said += chunk.toString();
+        });
+        await until(() => (said.includes('attached') ? true : undefined));
+        expect(await run(setTo('new'))).toMatchObject({ status: 'completed', exit_code: 0 });
+        await until(() => (files.some((file) => holds(shellPid, file)) ? true : undefined));
+        // Started now, the isolated command loads the old snapshot or (had the shell finished) the new one,
+        // whole either way: never the new start of the file with the old rest.
+        expect(['old old 50000', 'new new 50000']).toContain(await seen());
+        // The shell finishes its snapshot and goes on; its next one is loaded.
+        expect(await run('true')).toMatchObject({ status: 'completed', exit_code: 0 });
+        expect(await seen()).toBe('new new 50000');
+      } finally {
+        tracer.kill();
+        await gone;
+        await manager.closeSession(s.session_id);
+      }
+    },
+    30_000,
+  );
 });

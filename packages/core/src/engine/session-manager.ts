@@ -451,7 +451,7 @@ export class SessionManager implements ParameterContext {
     for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
     this.sessions.delete(session.id);
     for (const id of session.commandIds) this.forgetCommand(id);
-    void session.driver.removePrivateFile(session.envFile).catch(() => {});
+    for (const file of session.snapshotFiles()) void session.driver.removePrivateFile(file).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
     if (session.kind === 'ssh' && !stillUsed) await session.driver.dispose().catch(() => {});
@@ -928,11 +928,12 @@ export class SessionManager implements ParameterContext {
     // The environment an isolated command loads is the one the shell snapshots after each command's end.
     await session.snapshotWritten(this.defaults.snapshotWaitMs);
     const id = this.uniqueCommandId();
+    const snapshot = session.leaseSnapshot();
     const launch = session.integration.isolatedLaunch({
       commandId: id,
       text,
       cwd: cwd ?? session.cwd ?? undefined,
-      envFile: session.envFile,
+      envFile: snapshot.file,
       shell: session.shell,
     });
     const screen = this.screenFactory?.(session.cols, session.rows);
@@ -966,7 +967,10 @@ export class SessionManager implements ParameterContext {
     const deliver = (pieces: ReturnType<TerminalStream['push']>) => {
       for (const piece of pieces) {
         if (piece.type === 'data') command.appendOutput(piece.bytes);
-        else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
+        else if (piece.marker.type === 'start' && piece.marker.commandId === id) {
+          // The wrapper prints its start marker once it has loaded the environment.
+          snapshot.release();
+        } else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
           endInfo = { status: piece.marker.status, cwd: piece.marker.cwd };
         }
       }
@@ -981,6 +985,7 @@ export class SessionManager implements ParameterContext {
         rows: session.rows,
       });
     } catch (error) {
+      snapshot.release();
       screen?.dispose();
       throw ConchError.is(error)
         ? error
@@ -994,6 +999,7 @@ export class SessionManager implements ParameterContext {
     const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
     const exitSub = running.onExit((info) => {
       deliver(stream.flush());
+      snapshot.release();
       dataSub.dispose();
       exitSub.dispose();
       proc = undefined;

@@ -105,6 +105,10 @@ class FakeProcess extends TerminalProcessBase {
    */
   holdSnapshot = false;
   private heldSnapshot: string | undefined;
+  /** The status the session shell's snapshots report (0: written whole; else: it could not be). */
+  snapshotStatus = 0;
+  /** The arguments an isolated command's process was started with. */
+  args: string[] = [];
 
   constructor(pid: number, clock: Clock) {
     super(clock);
@@ -182,6 +186,12 @@ export class FakeDriver implements Driver {
   private nextPid = 1000;
   /** When set, openShell fails with this error. */
   failOpen: Error | undefined;
+  /**
+   * When true, isolated commands print their start marker (their wrapper has loaded the environment) only
+   * at {@link FakeDriver.releaseStarts}.
+   */
+  holdStarts = false;
+  private heldStarts: (() => void)[] = [];
 
   constructor(options: FakeDriverOptions) {
     this.clock = options.clock;
@@ -192,6 +202,12 @@ export class FakeDriver implements Driver {
   /** Adds or replaces a scripted command. */
   script(text: string, command: FakeCommand): void {
     this.scripts[text] = command;
+  }
+
+  /** Lets the isolated commands held back start (see {@link FakeDriver.holdStarts}). */
+  releaseStarts(): void {
+    this.holdStarts = false;
+    for (const start of this.heldStarts.splice(0)) start();
   }
 
   /** The session shells started so far. */
@@ -218,8 +234,8 @@ export class FakeDriver implements Driver {
       const line = buffer.slice(0, cr);
       buffer = buffer.slice(cr + 1);
       proc.emit(`${line}\r\n`); // the line editor's echo
-      const m = /^ __conch_s (\w+);eval \$'(.*)';__conch_e \1$/s.exec(line);
-      const f = /^ __conch_s (\w+);\. '([^']*)';__conch_e \1$/.exec(line);
+      const m = /^ __conch_s (\w+)(?: \d+)?;eval \$'(.*)';__conch_e \1$/s.exec(line);
+      const f = /^ __conch_s (\w+)(?: \d+)?;\. '([^']*)';__conch_e \1$/.exec(line);
       if (!m && !f) return;
       const id = (m ?? f)![1]!;
       const body = m ? decodeAnsiC(m[2]!) : (this.files.get(f![2]!) ?? '').replace(/\n$/, '');
@@ -231,7 +247,7 @@ export class FakeDriver implements Driver {
         proc.setInputListener(undefined);
         proc.evidence = 'no';
         proc.emit(marker(`E;${id};${status};${cwd}`));
-        proc.snapshot(marker(`D;${id}`));
+        proc.snapshot(marker(`D;${id};${proc.snapshotStatus}`));
         proc.emit('$ ');
       });
     };
@@ -248,14 +264,19 @@ export class FakeDriver implements Driver {
     const text = unwrap(options.args[n - 2]!).text;
     const cwd = options.args[n - 3] || '/home/fake';
     const proc = new FakeProcess(this.nextPid++, this.clock);
+    proc.args = options.args;
     this.processes.push(proc);
     const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
-    queueMicrotask(() => {
+    const start = () => {
       proc.emit(marker(`S;${id}`));
       this.run(proc, text, cwd, true, (status) => {
         proc.emit(marker(`E;${id};${status};${cwd}`));
         proc.finish({ exitCode: status, signal: null });
       });
+    };
+    queueMicrotask(() => {
+      if (this.holdStarts) this.heldStarts.push(start);
+      else start();
     });
     return proc;
   }
