@@ -15,6 +15,7 @@ import {
   readlinkSync,
   readSync,
   rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -126,6 +127,10 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
       manager.execute({ command, session_id: s.session_id, ...extra });
     const cut = await run('export SNAP_CUT=yes; sleep 20; echo never', { pause_timeout: 0.3 });
     expect(cut.status).toBe('partial');
+    // Ctrl+C once sleep holds the terminal: a SIGINT the shell itself gets while it starts a job whose
+    // child then lives on is dropped (bash and zsh wait for the child and see it was not interrupted).
+    const proc = manager.getSession(s.session_id).proc!;
+    await expect.poll(() => proc.foregroundProgram?.(), { timeout: 10_000 }).toBe('sleep');
     await manager.sendControl({ command_id: cut.command_id, key: 'C-c' });
     const ended = await finished(cut);
     expect(ended.exit_code).toBe(130);
@@ -254,6 +259,38 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
         await gone;
         await manager.closeSession(s.session_id);
       }
+    },
+    30_000,
+  );
+
+  it.skipIf(shell === '/bin/sh')(
+    "Ctrl+C asked for before the shell has read the command's line interrupts the command",
+    async () => {
+      const s = await manager.createLocal({ shell });
+      const run = (command: string, extra: Record<string, unknown> = {}) =>
+        manager.execute({ command, session_id: s.session_id, ...extra });
+      // A prompt hook that takes its time (a git prompt in a large repository, say): the shell reads the
+      // next typed line only once it is done, here once the gate file exists.
+      const gate = join(work, `gate-${s.session_id}`);
+      const wait = `__snap_gate() { while [ ! -e '${gate}' ]; do sleep 0.05; done; }`;
+      await run(
+        shell.endsWith('zsh')
+          ? `${wait}; precmd_functions+=(__snap_gate)`
+          : `${wait}; PROMPT_COMMAND+=(__snap_gate)`,
+      );
+      // The command starts no program: the interrupt reaches the shell running it whenever it comes.
+      const cut = await run('while :; do :; done; echo never', { pause_timeout: 0.2 });
+      expect(cut.status).toBe('partial');
+      // The key is asked for while the shell is still in its prompt hook, with the line unread.
+      const interrupted = manager.sendControl({ command_id: cut.command_id, key: 'C-c' });
+      writeFileSync(gate, '');
+      await interrupted;
+      const ended = await finished(cut);
+      expect(ended.exit_code).toBe(130);
+      expect(ended.output).not.toContain('never');
+      const next = await run('echo next');
+      expect(next).toMatchObject({ status: 'completed', exit_code: 0, output: 'next' });
+      await manager.closeSession(s.session_id);
     },
     30_000,
   );

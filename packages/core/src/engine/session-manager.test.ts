@@ -515,3 +515,47 @@ describe('the environment snapshot after a command ends', () => {
     expect(await settled(clock, late)).toMatchObject({ output: 'late' });
   });
 });
+
+describe('input for a command whose line the shell has not read yet', () => {
+  it('waits for the shell to read the line (else a Ctrl+C would throw the line away), up to the write deadline', async () => {
+    const { clock, driver, manager } = setup({ defaults: { writeDeadlineMs: 5000 } });
+    driver.script('cat', (c) =>
+      c.onInput((t) => {
+        c.print(t.replace('\r', ''));
+        c.exit(0);
+      }),
+    );
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    shell.holdLines = true;
+    const r = await settled(clock, manager.execute({ command: 'cat', pause_timeout: 1 }));
+    expect(r.status).toBe('partial');
+    let answered = false;
+    const sent = manager
+      .respond({ command_id: r.command_id, text: 'hello', pause_timeout: 1 })
+      .finally(() => {
+        answered = true;
+      });
+    await clock.advance(4000);
+    expect(shell.written.join('')).not.toContain('hello');
+    expect(answered).toBe(false);
+    // The shell reads the line and starts the command: the input follows it.
+    shell.releaseLines();
+    const done = await settled(clock, sent);
+    expect(shell.written.at(-1)).toBe('hello\r');
+    expect(done.output).toBe('hello');
+    // A shell that never reads the line: the input goes after the write deadline, as any write would.
+    shell.holdLines = true;
+    const stuck = await settled(
+      clock,
+      manager.execute({ command: 'cat', session_id: 'default', pause_timeout: 1 }),
+    );
+    expect(stuck.isolated).toBeUndefined();
+    const late = manager.sendControl({ command_id: stuck.command_id, key: 'C-c', pause_timeout: 1 });
+    await clock.advance(4999);
+    expect(shell.written.at(-1)).not.toBe('\x03');
+    await clock.advance(1);
+    expect(shell.written.at(-1)).toBe('\x03');
+    await settled(clock, late);
+  });
+});

@@ -877,7 +877,10 @@ export class SessionManager implements ParameterContext {
   private async startForeground(session: Session, text: string, cwd: string | undefined): Promise<Command> {
     const id = this.uniqueCommandId();
     const terminal: CommandTerminal = {
-      write: (data) => session.write(data),
+      write: async (data) => {
+        await session.lineRead(command, this.defaults.writeDeadlineMs);
+        return session.write(data);
+      },
       inputWaitEvidence: async () => (await session.proc?.inputWaitEvidence?.()) ?? 'unknown',
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;

@@ -251,6 +251,16 @@ export class Session {
   }
 
   /**
+   * Resolves once the shell has read the line of `command` (its start marker), or it is no longer the
+   * foreground command, or the shell ended, or after `capMs` at the latest. Never rejects. Keys meant for
+   * the command wait for this: before it, they would reach the shell's own line reader, and a Ctrl+C there
+   * makes the terminal throw the typed line away, so that the command never starts (nor ends).
+   */
+  lineRead(command: Command, capMs: number): Promise<void> {
+    return this.until(() => this.foreground !== command || this.foregroundStarted || !this.proc, capMs);
+  }
+
+  /**
    * The file of the last snapshot written whole, for an isolated command to load: the shell is given
    * another slot to write until `release` (call it once the command has loaded the file, at its start
    * marker, or when it ends or fails to start). The shell never rewrites the file an isolated command

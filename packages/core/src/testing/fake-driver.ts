@@ -107,6 +107,12 @@ class FakeProcess extends TerminalProcessBase {
   private heldSnapshot: string | undefined;
   /** The status the session shell's snapshots report (0: written whole; else: it could not be). */
   snapshotStatus = 0;
+  /**
+   * When true, the session shell reads nothing typed (as a shell still busy before its prompt would)
+   * until {@link FakeProcess.releaseLines}.
+   */
+  holdLines = false;
+  private heldLines: string[] = [];
   /** The arguments an isolated command's process was started with. */
   args: string[] = [];
 
@@ -134,6 +140,12 @@ class FakeProcess extends TerminalProcessBase {
     if (held !== undefined) this.emit(held);
   }
 
+  /** Lets the session shell read what was typed meanwhile (see {@link FakeProcess.holdLines}). */
+  releaseLines(): void {
+    this.holdLines = false;
+    for (const text of this.heldLines.splice(0)) this.lineHandler?.(text);
+  }
+
   finish(info: ExitInfo): void {
     this.deliverExit(info);
   }
@@ -147,6 +159,7 @@ class FakeProcess extends TerminalProcessBase {
     const text = new TextDecoder().decode(bytes);
     this.written.push(text);
     if (this.inputListener) this.inputListener(text);
+    else if (this.holdLines) this.heldLines.push(text);
     else this.lineHandler?.(text);
     return Promise.resolve();
   }
