@@ -165,6 +165,7 @@ export {
   ShellIntegration,
   shellKindOf,
   shellQuote,
+  snapshotFile,
 } from './shell/shell-integration.js';
 export {
   COMMAND_READERS,

@@ -480,7 +480,7 @@ export class SessionManager implements ParameterContext {
     for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
     this.sessions.delete(session.id);
     for (const id of session.commandIds) this.forgetCommand(id);
-    void session.driver.removePrivateFile(session.envFile).catch(() => {});
+    for (const file of session.snapshotFiles()) void session.driver.removePrivateFile(file).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
     if (session.kind !== 'local' && !stillUsed) await session.driver.dispose().catch(() => {});
@@ -915,7 +915,10 @@ export class SessionManager implements ParameterContext {
   private async startForeground(session: Session, text: string, cwd: string | undefined): Promise<Command> {
     const id = this.uniqueCommandId();
     const terminal: CommandTerminal = {
-      write: (data) => session.write(data),
+      write: async (data) => {
+        await session.lineRead(command, this.defaults.writeDeadlineMs);
+        return session.write(data);
+      },
       inputWaitEvidence: () => session.foregroundInputWait(command),
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
@@ -972,11 +975,12 @@ export class SessionManager implements ParameterContext {
     // The environment an isolated command loads is the one the shell snapshots after each command's end.
     await session.snapshotWritten(this.defaults.snapshotWaitMs);
     const id = this.uniqueCommandId();
+    const snapshot = session.leaseSnapshot();
     const launch = session.integration.isolatedLaunch({
       commandId: id,
       text,
       cwd: cwd ?? session.cwd ?? undefined,
-      envFile: session.envFile,
+      envFile: snapshot.file,
       shell: session.shell,
     });
     const screen = this.screenFactory?.(session.cols, session.rows);
@@ -1010,7 +1014,10 @@ export class SessionManager implements ParameterContext {
     const deliver = (pieces: ReturnType<TerminalStream['push']>) => {
       for (const piece of pieces) {
         if (piece.type === 'data') command.appendOutput(piece.bytes);
-        else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
+        else if (piece.marker.type === 'start' && piece.marker.commandId === id) {
+          // The wrapper prints its start marker once it has loaded the environment.
+          snapshot.release();
+        } else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
           endInfo = { status: piece.marker.status, cwd: piece.marker.cwd };
         }
       }
@@ -1025,6 +1032,7 @@ export class SessionManager implements ParameterContext {
         rows: session.rows,
       });
     } catch (error) {
+      snapshot.release();
       screen?.dispose();
       throw ConchError.is(error)
         ? error
@@ -1040,6 +1048,7 @@ export class SessionManager implements ParameterContext {
     const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
     const exitSub = running.onExit((info) => {
       deliver(stream.flush());
+      snapshot.release();
       dataSub.dispose();
       exitSub.dispose();
       proc = undefined;
