@@ -21,6 +21,7 @@ export type {
   InputWaitEvidence,
   KillReport,
   OpenShellOptions,
+  SandboxLaunch,
   ScreenFactory,
   ScreenRenderer,
   ScreenSnapshot,
@@ -30,6 +31,24 @@ export type {
   SpillStore,
   TerminalProcess,
 } from './driver.js';
+// Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused
+export { sandboxFailureHint } from './sandbox/failure-hint.js';
+export {
+  checkSandboxNetwork,
+  describeSandboxNetwork,
+  isWithin,
+  normalizePath,
+  resolveSandboxRules,
+  SANDBOX_LIST_MAX,
+  SANDBOX_NETWORK_WORDS,
+  SANDBOX_SECRET_STORES,
+  SANDBOX_SERVICE_SOCKETS,
+  type SandboxHostFacts,
+  type SandboxNetwork,
+  type SandboxRequest,
+  type SandboxRules,
+  sandboxWidening,
+} from './sandbox/rules.js';
 // Engine
 export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
 export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';

@@ -22,12 +22,15 @@ import {
   type Driver,
   ErrorCode,
   type OpenShellOptions,
+  type SandboxLaunch,
   type SpawnOptions,
   type TerminalProcess,
 } from '@conch/core';
-import { currentInstance, markInstanceDir, type ServerInstance } from '@conch/node';
+import { currentInstance, markInstanceDir, readProcStat, type ServerInstance } from '@conch/node';
 import nodePty from 'node-pty';
+import { findExecutable } from './find-executable.js';
 import { PtyProcess } from './pty-process.js';
+import { locateProgram, SandboxLauncher } from './sandbox/sandbox-launcher.js';
 
 /** Name of the environment variable that tags every process with its owning server. */
 export const OWNER_ENV = 'CONCH_OWNER';
@@ -87,14 +90,17 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
   const setpriv = findSetpriv();
   const live = new Set<PtyProcess>();
 
-  const start = (
+  const launcher = new SandboxLauncher(privateDir);
+
+  const start = async (
     file: string,
     args: string[],
     cwd: string | undefined,
     env: Record<string, string>,
     cols: number,
     rows: number,
-  ): TerminalProcess => {
+    sandbox: SandboxLaunch | undefined,
+  ): Promise<TerminalProcess> => {
     const workdir = cwd === undefined ? process.cwd() : resolve(cwd);
     if (!existsSync(workdir)) {
       throw new ConchError(
@@ -108,10 +114,15 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     const fullEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) fullEnv[k] = v;
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
-    // Let the program die with the server: a parent-death signal where util-linux offers one.
-    const [program, argv] = setpriv
-      ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]]
-      : [file, args];
+    // Inside a sandbox, bubblewrap dies with the server (and its PID namespace with it); elsewhere a
+    // parent-death signal where util-linux offers one.
+    const boxed = sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir);
+    if (boxed) Object.assign(fullEnv, boxed.env);
+    const [program, argv] = boxed
+      ? [boxed.file, boxed.args]
+      : setpriv
+        ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]]
+        : [file, args];
     let pty: nodePty.IPty;
     try {
       pty = nodePty.spawn(program, argv, {
@@ -123,6 +134,7 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         encoding: null as unknown as string,
       });
     } catch (error) {
+      boxed?.release();
       throw new ConchError(
         ErrorCode.INVALID_ARGUMENT,
         `Could not start ${JSON.stringify(file)}: ${(error as Error).message}`,
@@ -131,8 +143,12 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         },
       );
     }
-    const proc = new PtyProcess(pty, ownerTag, () => live.delete(proc));
+    const proc = new PtyProcess(pty, ownerTag, () => {
+      live.delete(proc);
+      boxed?.release();
+    });
     live.add(proc);
+    if (boxed) await findSandboxedProgram(proc, pty, file);
     return proc;
   };
 
@@ -158,10 +174,10 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
           );
         }
       }
-      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows);
+      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox);
     },
     async spawn(o: SpawnOptions) {
-      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows);
+      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox);
     },
     async writePrivateFile(name: string, content: string) {
       if (name.includes('..') || name.startsWith('/')) throw new Error(`bad private file name ${name}`);
@@ -194,27 +210,38 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     },
     async dispose() {
       for (const proc of [...live]) proc.dispose();
+      launcher.dispose();
       rmSync(privateDir, { recursive: true, force: true });
     },
   };
 }
 
-/** The path of an executable regular file: `name` itself when it has a slash, else looked up in PATH. */
-function findExecutable(name: string): string | undefined {
-  const candidates = name.includes('/')
-    ? [resolve(name)]
-    : (process.env.PATH ?? '/usr/bin:/bin')
-        .split(':')
-        .filter((dir) => dir.startsWith('/'))
-        .map((dir) => join(dir, name));
-  for (const path of candidates) {
-    try {
-      if (!statSync(path).isFile()) continue;
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not there, or not executable
-    }
+/**
+ * Names the host pid of a sandboxed program on its terminal process (see `sandbox/sandbox-launcher.ts`).
+ * When bubblewrap ends before the program starts, the sandbox could not be set up: SANDBOX_UNAVAILABLE
+ * with what bubblewrap said.
+ */
+async function findSandboxedProgram(proc: PtyProcess, pty: nodePty.IPty, file: string): Promise<void> {
+  let said = '';
+  let ended = false;
+  const data = pty.onData((chunk) => {
+    if (said.length < 4000) said += Buffer.from(chunk as unknown as Uint8Array).toString('utf8');
+  });
+  const exit = pty.onExit(() => {
+    ended = true;
+  });
+  const terminalPid = pty.pid;
+  const program = await locateProgram(terminalPid, () => ended);
+  data.dispose();
+  exit.dispose();
+  if (program === undefined) {
+    proc.dispose();
+    throw new ConchError(
+      ErrorCode.SANDBOX_UNAVAILABLE,
+      `Could not start ${JSON.stringify(file)} in its sandbox: ${said.trim() || 'bubblewrap ended without starting it'}.`,
+      { hint: 'Check that every path of the sandbox exists and that bubblewrap works on this host (docs/sandbox.md).' },
+    );
   }
-  return undefined;
+  const init = readProcStat(program)?.ppid;
+  proc.setProgramPid(program, init === undefined ? [terminalPid] : [terminalPid, init]);
 }

@@ -8,6 +8,7 @@ import type {
   Disposable,
   Driver,
   KillReport,
+  SandboxLaunch,
   ScreenFactory,
   ScreenSnapshot,
   SpillStore,
@@ -19,6 +20,8 @@ import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
 import { OutputLog } from '../output/output-log.js';
+import { sandboxFailureHint } from '../sandbox/failure-hint.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
 import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
 import type {
@@ -101,6 +104,8 @@ export interface CreateLocalRequest {
   cols?: number;
   rows?: number;
   name?: string;
+  /** Run the session inside an OS sandbox with these (resolved) rules; fixed for the session's life. */
+  sandbox?: SandboxRules;
 }
 
 /** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
@@ -242,7 +247,14 @@ export class SessionManager implements ParameterContext {
       ...request.env,
       CONCH_SESSION_ID: id,
     };
+    if (request.sandbox !== undefined && driver.kind !== 'local') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `A ${driver.kind} session cannot be sandboxed.`);
+    }
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
+    const sandbox: SandboxLaunch | undefined =
+      request.sandbox === undefined
+        ? undefined
+        : { rules: request.sandbox, privateDir: envFile.slice(0, envFile.lastIndexOf('/')) };
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
     const initPath = await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc }));
     const launch = integration.launch(initPath, { noRc });
@@ -265,6 +277,7 @@ export class SessionManager implements ParameterContext {
       ...(request.host === undefined ? {} : { host: request.host }),
       ...(request.port === undefined ? {} : { port: request.port }),
       ...(request.username === undefined ? {} : { username: request.username }),
+      ...(sandbox === undefined ? {} : { sandbox }),
     });
     const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
     let proc: TerminalProcess;
@@ -276,6 +289,7 @@ export class SessionManager implements ParameterContext {
         env: { ...env, ...launch.env },
         cols,
         rows,
+        ...(sandbox === undefined ? {} : { sandbox }),
       });
     } catch (error) {
       screen?.dispose();
@@ -786,6 +800,7 @@ export class SessionManager implements ParameterContext {
           kind: 'local',
           id,
           name: DEFAULT_SESSION_ID,
+          ...(this.defaults.sandbox === undefined ? {} : { sandbox: this.defaults.sandbox }),
         }).then((session) => {
           // The agent's cwd and exports went with the old shell: the first result in the new one says so.
           session.newShellNotice = replacesExited;
@@ -966,6 +981,7 @@ export class SessionManager implements ParameterContext {
         env: { ...session.env, ...launch.env, CONCH_COMMAND_ID: id },
         cols: session.cols,
         rows: session.rows,
+        ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       });
     } catch (error) {
       screen?.dispose();
@@ -1088,6 +1104,9 @@ export class SessionManager implements ParameterContext {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
+      const sandbox = this.sessions.get(command.sessionId)?.sandbox;
+      const hint = sandbox && sandboxFailureHint(sandbox.rules, result.output, command.exitCode);
+      if (hint) result.hint = hint;
       if (!command.isolated && command.cwdAfter !== undefined) {
         result.cwd = command.cwdAfter;
         if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)

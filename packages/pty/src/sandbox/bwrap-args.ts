@@ -1,0 +1,154 @@
+/**
+ * The bubblewrap command line of a sandboxed process (docs/sandbox.md "Linux"): the whole file system
+ * read-only, the writable paths bound read-write, the unreadable ones covered (an empty read-only tmpfs
+ * over a directory, /dev/null over a file), a private /tmp, new user, PID, IPC, UTS and (unless the network
+ * is `all`) network namespaces, no nested user namespaces, and death with conch.
+ *
+ * Where rules overlap, the most specific path wins (`~/.ssh` stays hidden in a writable home; the session's
+ * private directory stays usable inside the hidden directory of all sessions).
+ *
+ * The session keeps its controlling terminal (no `--new-session`): an interactive shell needs it for job
+ * control and Ctrl+C. The terminal is the session's own, read only by processes inside the sandbox, so
+ * pushing input into it (TIOCSTI) reaches nobody outside.
+ */
+
+import { realpathSync, statSync } from 'node:fs';
+import { isWithin, normalizePath, type SandboxLaunch } from '@conch/core';
+
+/** Signals the bubblewrap processes outside the program ignore, and the program gets back (see below). */
+export const TERMINAL_SIGNALS = 'INT,QUIT,TSTP';
+
+/** The port inside the sandbox's network namespace where the host-filtering proxy is relayed. */
+export const SANDBOX_PROXY_PORT = 3128;
+
+/** What the command line is built from besides the session's rules. */
+export interface BwrapPlan {
+  /** The bubblewrap binary. */
+  bwrap: string;
+  /** The rules and the session's private directory. */
+  launch: SandboxLaunch;
+  /** Host directory bound as the sandbox's /tmp (the session's private temporary directory). */
+  tmpDir: string;
+  /** More directories to hide (the driver's directory of every session's private files). */
+  hide: readonly string[];
+  /** The program's working directory (kept visible, read-only unless writable). */
+  cwd: string;
+  /** The program and its arguments. */
+  program: string;
+  args: readonly string[];
+  /** The host path of the proxy's socket (network is a host list); relayed to 127.0.0.1:3128 inside. */
+  proxySocket?: string;
+  /** socat (needed with `proxySocket`). */
+  socat?: string;
+}
+
+type Mount = { path: string; order: number; args: string[] };
+
+/** The path with symbolic links resolved (a mount lands on the link's target), or as it is when missing. */
+function real(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return normalizePath(path);
+  }
+}
+
+/** Whether `path` exists, and as a directory. */
+function kindOf(path: string): 'dir' | 'file' | undefined {
+  try {
+    return statSync(path).isDirectory() ? 'dir' : 'file';
+  } catch {
+    return undefined;
+  }
+}
+
+/** The environment a sandboxed program gets on top of its own. */
+export function sandboxEnvironment(plan: Pick<BwrapPlan, 'proxySocket'>): Record<string, string> {
+  const env: Record<string, string> = { TMPDIR: '/tmp' };
+  if (plan.proxySocket !== undefined) {
+    const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
+      env[name] = url;
+      env[name.toLowerCase()] = url;
+    }
+    env.NO_PROXY = '';
+    env.no_proxy = '';
+  }
+  return env;
+}
+
+/**
+ * The argv (after the program `env`) of a sandboxed process: `env` ignores the terminal's signals in the
+ * bubblewrap processes, so that Ctrl+C reaches only the program, and the program gets them back.
+ */
+export function bwrapCommandLine(plan: BwrapPlan): string[] {
+  const { rules } = plan.launch;
+  const mounts: Mount[] = [];
+  const add = (path: string, order: number, ...args: string[]) => mounts.push({ path, order, args });
+  add('/tmp', 0, '--bind', plan.tmpDir, '/tmp');
+  const hidden: string[] = [];
+  for (const path of [...rules.deny_read, ...plan.hide].map(real)) {
+    const kind = kindOf(path);
+    if (kind === 'dir') {
+      add(path, 2, '--tmpfs', path);
+      hidden.push(path);
+    } else if (kind === 'file') {
+      add(path, 2, '--ro-bind', '/dev/null', path);
+    }
+  }
+  for (const path of [...rules.write, plan.launch.privateDir].map(real)) {
+    if (kindOf(path) !== undefined) add(path, 1, '--bind', path, path);
+  }
+  const cwd = real(plan.cwd);
+  // The working directory stays visible where the private /tmp would cover it (never where it is hidden).
+  const covered = [...rules.write, ...rules.deny_read, ...plan.hide].map(real);
+  if (!covered.some((p) => isWithin(cwd, p)) && kindOf(cwd) === 'dir') {
+    add(cwd, 1, '--ro-bind', cwd, cwd);
+  }
+  // Shallow paths first, so that a deeper rule is mounted over a shallower one; at one path, hiding wins.
+  mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.order - b.order);
+  const argv = [
+    `--ignore-signal=${TERMINAL_SIGNALS}`,
+    plan.bwrap,
+    '--die-with-parent',
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    ...(rules.network === 'all' ? [] : ['--unshare-net']),
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    ...mounts.flatMap((m) => m.args),
+    // A hidden directory is read-only once everything inside it is mounted.
+    ...hidden.flatMap((path) => ['--remount-ro', path]),
+    '--chdir',
+    cwd,
+    '--',
+  ];
+  const program = ['env', `--default-signal=${TERMINAL_SIGNALS}`, plan.program, ...plan.args];
+  if (plan.proxySocket === undefined || plan.socat === undefined) return [...argv, ...program];
+  // The network namespace is empty: relay 127.0.0.1:3128 to the host's proxy through its socket, and
+  // start the program once the relay listens.
+  const relay = [
+    `${quote(plan.socat)} TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${quote(plan.proxySocket)} </dev/null >/dev/null 2>&1 &`,
+    `for _ in $(seq 400); do (: <>/dev/tcp/127.0.0.1/${SANDBOX_PROXY_PORT}) 2>/dev/null && break; sleep 0.005; done`,
+    'exec "$@"',
+  ].join('\n');
+  return [...argv, '/bin/bash', '-c', relay, 'conch-sandbox', ...program];
+}
+
+function depth(path: string): number {
+  return path === '/' ? 0 : path.split('/').length - 1;
+}
+
+/** Single-quotes a word for bash. */
+function quote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
