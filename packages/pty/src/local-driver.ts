@@ -100,6 +100,7 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     cols: number,
     rows: number,
     sandbox: SandboxLaunch | undefined,
+    shell: boolean,
   ): Promise<TerminalProcess> => {
     const workdir = cwd === undefined ? process.cwd() : resolve(cwd);
     if (!existsSync(workdir)) {
@@ -116,7 +117,7 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
     // Inside a sandbox, bubblewrap dies with the server (and its PID namespace with it); elsewhere a
     // parent-death signal where util-linux offers one.
-    const boxed = sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir);
+    const boxed = sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir, !shell);
     if (boxed) Object.assign(fullEnv, boxed.env);
     const [program, argv] = boxed
       ? [boxed.file, boxed.args]
@@ -148,7 +149,10 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
       boxed?.release();
     });
     live.add(proc);
-    if (boxed) await findSandboxedProgram(proc, pty, file);
+    if (boxed) {
+      const program = await findSandboxedProgram(proc, pty, file, boxed.depth);
+      if (shell) boxed.isShell(program);
+    }
     return proc;
   };
 
@@ -174,10 +178,10 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
           );
         }
       }
-      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox);
+      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox, true);
     },
     async spawn(o: SpawnOptions) {
-      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox);
+      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox, false);
     },
     async writePrivateFile(name: string, content: string) {
       if (name.includes('..') || name.startsWith('/')) throw new Error(`bad private file name ${name}`);
@@ -221,7 +225,12 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
  * When bubblewrap ends before the program starts, the sandbox could not be set up: SANDBOX_UNAVAILABLE
  * with what bubblewrap said.
  */
-async function findSandboxedProgram(proc: PtyProcess, pty: nodePty.IPty, file: string): Promise<void> {
+async function findSandboxedProgram(
+  proc: PtyProcess,
+  pty: nodePty.IPty,
+  file: string,
+  depth: 1 | 2,
+): Promise<number> {
   let said = '';
   let ended = false;
   const data = pty.onData((chunk) => {
@@ -231,9 +240,13 @@ async function findSandboxedProgram(proc: PtyProcess, pty: nodePty.IPty, file: s
     ended = true;
   });
   const terminalPid = pty.pid;
-  const program = await locateProgram(terminalPid, () => ended);
+  const program = await locateProgram(terminalPid, depth, () => ended);
   data.dispose();
   exit.dispose();
+  if (program === undefined && ended && !/^(bwrap|nsenter|setpriv|env): /m.test(said)) {
+    // The program ran and ended before it could be seen: nothing failed.
+    return terminalPid;
+  }
   if (program === undefined) {
     proc.dispose();
     throw new ConchError(
@@ -242,6 +255,7 @@ async function findSandboxedProgram(proc: PtyProcess, pty: nodePty.IPty, file: s
       { hint: 'Check that every path of the sandbox exists and that bubblewrap works on this host (docs/sandbox.md).' },
     );
   }
-  const init = readProcStat(program)?.ppid;
-  proc.setProgramPid(program, init === undefined ? [terminalPid] : [terminalPid, init]);
+  const parent = readProcStat(program)?.ppid;
+  proc.setProgramPid(program, parent === undefined || depth === 1 ? [terminalPid] : [terminalPid, parent]);
+  return program;
 }

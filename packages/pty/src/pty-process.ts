@@ -318,9 +318,18 @@ export class PtyProcess extends TerminalProcessBase {
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
     const facts = localInputWaitFacts(this.foregroundGroup(), this.ptsName);
-    // Bubblewrap polls the terminal's fds while it waits for the program: it is no reader of the terminal.
     if (facts.members && this.supervisors.length > 0) {
-      facts.members = facts.members.filter((m) => !this.supervisors.includes(m.pid));
+      // In a sandbox: bubblewrap polls the terminal's fds while it waits for the program, but it is no
+      // reader of the terminal; and the terminal is bound at /dev/console there (so /dev/tty opens as that).
+      const terminal = this.ptsName;
+      facts.members = facts.members
+        .filter((m) => !this.supervisors.includes(m.pid))
+        .map((m) => ({
+          ...m,
+          terminalFds: new Map(
+            [...m.terminalFds].map(([fd, path]) => [fd, path === '/dev/console' && terminal ? terminal : path]),
+          ),
+        }));
     }
     const evidence = decideInputWait(facts);
     // What the terminal printed before its reader went to sleep may still be unread (a busy server): let

@@ -9,6 +9,7 @@ import { createRealClock } from '../clock.js';
 import type { Driver, InputWaitEvidence, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
 import { SessionManager } from '../engine/session-manager.js';
 import { ConchError } from '../errors.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import type { CommandResult } from '../types.js';
 
 /** What a driver package provides to the suite. */
@@ -26,6 +27,8 @@ export interface ConformanceSetup {
   countMarked: (commandId: string) => Promise<number>;
   /** Session kind reported by the driver. */
   kind: 'local' | 'ssh';
+  /** Run the suite's sessions inside an OS sandbox with these rules (a local driver's sandboxed sessions). */
+  sandbox?: SandboxRules;
 }
 
 async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 15000): Promise<T> {
@@ -58,7 +61,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         // A program that stops reading its input must time out a write soon.
         defaults: { writeDeadlineMs: 1500 },
       });
-      const session = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const session = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       sid = session.id;
     }, 60_000);
 
@@ -600,7 +607,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     });
 
     it('closes the session when its shell exits, and says so afterwards', async () => {
-      const other = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const other = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       const r = await manager.execute({ command: 'exit 7', session_id: other.id, pause_timeout: 10 });
       expect(r.status).toBe('completed');
       expect(r.exit_code).toBe(7);

@@ -117,6 +117,9 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
+    // No capabilities inside, even for root (bubblewrap keeps them for a root caller otherwise).
+    '--cap-drop',
+    'ALL',
     ...(rules.network === 'all' ? [] : ['--unshare-net']),
     '--ro-bind',
     '/',
@@ -142,6 +145,49 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
     'exec "$@"',
   ].join('\n');
   return [...argv, '/bin/bash', '-c', relay, 'conch-sandbox', ...program];
+}
+
+/** What {@link joinCommandLine} needs: the tools and the program. */
+export interface JoinPlan {
+  nsenter: string;
+  setpriv: string;
+  /** Host pid of a process inside the sandbox to join (the session's shell). */
+  target: number;
+  cwd: string;
+  program: string;
+  args: readonly string[];
+}
+
+/**
+ * The argv (after the program `env`) of a process that joins a running sandbox (the session shell's) with
+ * util-linux's nsenter: its user, mount, PID, network, IPC and UTS namespaces (so the same file system,
+ * /tmp, network and proxy relay), without capabilities and without gaining privileges. Its escapees live in
+ * the session's PID namespace, as long as the session.
+ */
+export function joinCommandLine(plan: JoinPlan): string[] {
+  return [
+    `--ignore-signal=${TERMINAL_SIGNALS}`,
+    plan.nsenter,
+    `--target=${plan.target}`,
+    '--user',
+    '--mount',
+    '--pid',
+    '--net',
+    '--ipc',
+    '--uts',
+    '--preserve-credentials',
+    `--wd=${plan.cwd}`,
+    '--',
+    plan.setpriv,
+    '--no-new-privs',
+    '--bounding-set=-all',
+    '--inh-caps=-all',
+    '--',
+    'env',
+    `--default-signal=${TERMINAL_SIGNALS}`,
+    plan.program,
+    ...plan.args,
+  ];
 }
 
 function depth(path: string): number {
