@@ -4,6 +4,7 @@
  */
 
 import { constants } from 'node:os';
+import { describeSandbox, type SandboxRules } from '@conch/core';
 import { formatTable, stylesFor } from './terminal-output.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 
@@ -13,6 +14,8 @@ export interface CommandResult {
   command_id: string;
   session_id: string;
   output: string;
+  /** Why the session's sandbox made it fail, and what it allows. */
+  hint?: string;
   exit_code?: number | null;
   signal?: string | null;
   state: string;
@@ -47,6 +50,7 @@ export function printCommandResult(result: CommandResult): number {
       const what = result.signal ? `${result.signal}` : `exit ${result.exit_code ?? 'unknown'}`;
       process.stderr.write(`${err.red(`[${what}]`)}\n`);
     }
+    if (result.hint) process.stderr.write(`${err.dim(`sandbox: ${result.hint}`)}\n`);
     return code;
   }
   const id = result.command_id;
@@ -97,19 +101,21 @@ interface SessionRow {
   cwd: string;
   host?: string;
   username?: string;
+  sandbox?: SandboxRules;
 }
 
 /** The `conch sessions` table. */
 export function sessionTable(sessions: readonly SessionRow[]): string {
   if (sessions.length === 0) return 'No sessions.';
   return formatTable(
-    ['ID', 'NAME', 'KIND', 'STATE', 'WHERE'],
+    ['ID', 'NAME', 'KIND', 'STATE', 'WHERE', 'SANDBOX'],
     sessions.map((s) => [
       s.session_id,
       s.name,
       s.kind,
       s.state,
       s.kind === 'ssh' ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}` : s.cwd,
+      s.sandbox === undefined ? '-' : describeSandbox(s.sandbox),
     ]),
   );
 }

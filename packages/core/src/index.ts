@@ -31,24 +31,6 @@ export type {
   SpillStore,
   TerminalProcess,
 } from './driver.js';
-// Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused
-export { sandboxFailureHint } from './sandbox/failure-hint.js';
-export {
-  checkSandboxNetwork,
-  describeSandboxNetwork,
-  isWithin,
-  normalizePath,
-  resolveSandboxRules,
-  SANDBOX_LIST_MAX,
-  SANDBOX_NETWORK_WORDS,
-  SANDBOX_SECRET_STORES,
-  SANDBOX_SERVICE_SOCKETS,
-  type SandboxHostFacts,
-  type SandboxNetwork,
-  type SandboxRequest,
-  type SandboxRules,
-  sandboxWidening,
-} from './sandbox/rules.js';
 // Engine
 export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
 export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
@@ -154,6 +136,27 @@ export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (docs/output.md)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
 export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';
+// Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused
+export { sandboxFailureHint } from './sandbox/failure-hint.js';
+export {
+  checkSandboxNetwork,
+  chooseSandbox,
+  describeSandbox,
+  describeSandboxNetwork,
+  isWithin,
+  normalizePath,
+  resolveSandboxRules,
+  SANDBOX_LIST_MAX,
+  SANDBOX_NETWORK_WORDS,
+  SANDBOX_SECRET_STORES,
+  SANDBOX_SERVICE_SOCKETS,
+  type SandboxHostFacts,
+  type SandboxNetwork,
+  type SandboxPolicy,
+  type SandboxRequest,
+  type SandboxRules,
+  sandboxWidening,
+} from './sandbox/rules.js';
 export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
 // Shell integration (docs/sessions.md)
 export {

@@ -4,13 +4,14 @@
  * and what to call next, followed by its output.
  */
 
-import type {
-  CloseSessionResult,
-  KillResult,
-  LeanCommandResult,
-  PolicyDecision,
-  ProcessInfo,
-  SessionInfo,
+import {
+  type CloseSessionResult,
+  describeSandbox,
+  type KillResult,
+  type LeanCommandResult,
+  type PolicyDecision,
+  type ProcessInfo,
+  type SessionInfo,
 } from '@conch/core';
 import type { ErrorInfo } from './schemas.js';
 
@@ -118,6 +119,7 @@ export function commandStatusLine(result: LeanCommandResult): string {
 export function renderCommandResult(result: LeanCommandResult): string {
   const lines: string[] = [commandStatusLine(result)];
   if (result.new_shell) lines.push('new shell: cwd and environment were reset');
+  if (result.hint) lines.push(`sandbox: ${result.hint}`);
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
   if (result.session_ended) {
     lines.push(
@@ -147,6 +149,7 @@ export function renderSession(s: SessionInfo): string {
     `shell=${s.shell}`,
     `cwd=${s.cwd ?? 'unknown'}`,
   ];
+  if (s.sandbox !== undefined) bits.push(`sandbox: ${describeSandbox(s.sandbox)}`);
   if (s.pid !== undefined) bits.push(`pid=${s.pid}`);
   if (s.foreground_command_id) bits.push(`running=${s.foreground_command_id}`);
   bits.push(`commands=${s.command_ids.length}`);

@@ -7,7 +7,10 @@ import { join, resolve } from 'node:path';
  * The path of an executable regular file: `name` itself when it has a slash, else looked up in `path`
  * (default: this process's PATH).
  */
-export function findExecutable(name: string, path: string | undefined = process.env.PATH): string | undefined {
+export function findExecutable(
+  name: string,
+  path: string | undefined = process.env.PATH,
+): string | undefined {
   const candidates = name.includes('/')
     ? [resolve(name)]
     : (path ?? '/usr/bin:/bin')

@@ -11,7 +11,6 @@ import {
   mkdirSync,
   mkdtempSync,
   rmSync,
-  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -117,7 +116,8 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
     // Inside a sandbox, bubblewrap dies with the server (and its PID namespace with it); elsewhere a
     // parent-death signal where util-linux offers one.
-    const boxed = sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir, !shell);
+    const boxed =
+      sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir, !shell);
     if (boxed) Object.assign(fullEnv, boxed.env);
     const [program, argv] = boxed
       ? [boxed.file, boxed.args]
@@ -252,7 +252,9 @@ async function findSandboxedProgram(
     throw new ConchError(
       ErrorCode.SANDBOX_UNAVAILABLE,
       `Could not start ${JSON.stringify(file)} in its sandbox: ${said.trim() || 'bubblewrap ended without starting it'}.`,
-      { hint: 'Check that every path of the sandbox exists and that bubblewrap works on this host (docs/sandbox.md).' },
+      {
+        hint: 'Check that every path of the sandbox exists and that bubblewrap works on this host (docs/sandbox.md).',
+      },
     );
   }
   const parent = readProcStat(program)?.ppid;

@@ -327,7 +327,10 @@ export class PtyProcess extends TerminalProcessBase {
         .map((m) => ({
           ...m,
           terminalFds: new Map(
-            [...m.terminalFds].map(([fd, path]) => [fd, path === '/dev/console' && terminal ? terminal : path]),
+            [...m.terminalFds].map(([fd, path]) => [
+              fd,
+              path === '/dev/console' && terminal ? terminal : path,
+            ]),
           ),
         }));
     }

@@ -45,7 +45,10 @@ describe('a sandboxed local session', () => {
   it('writes in its cwd and /tmp, keeps state, and cannot write outside', async () => {
     const s = await manager.createLocal({ cwd: work, sandbox: rules() });
     expect(s.sandbox?.network).toBe('none');
-    const ok = await manager.execute({ session_id: s.session_id, command: 'echo hi > made && cat made && echo $TMPDIR && touch /tmp/x && export KEEP=1' });
+    const ok = await manager.execute({
+      session_id: s.session_id,
+      command: 'echo hi > made && cat made && echo $TMPDIR && touch /tmp/x && export KEEP=1',
+    });
     expect(ok.exit_code).toBe(0);
     expect(ok.output).toContain('hi');
     expect(existsSync(join(work, 'made'))).toBe(true);
@@ -56,7 +59,11 @@ describe('a sandboxed local session', () => {
     expect(rm.exit_code).not.toBe(0);
     expect(rm.hint).toContain('outside the sandbox');
     expect(readFileSync(victim, 'utf8')).toBe('intact\n');
-    const bg = await manager.execute({ session_id: s.session_id, command: `sleep 0.2; rm -f ${victim}; echo bg-done $?`, background: true });
+    const bg = await manager.execute({
+      session_id: s.session_id,
+      command: `sleep 0.2; rm -f ${victim}; echo bg-done $?`,
+      background: true,
+    });
     const out = await manager.readOutput({ command_id: bg.command_id, pause_timeout: 5 });
     expect(out.status).toBe('completed');
     expect(`${bg.output}${out.output}`).toContain('bg-done 1');

@@ -52,16 +52,21 @@ export function sandboxFailureHint(
       if (hidden !== undefined) {
         return `${path} is unreadable in the sandbox (deny_read: ${hidden}); it looks empty or missing there.`;
       }
-      if ((readOnly || DENIED.test(line)) && !rules.write.some((w) => isWithin(path, w)) && !isWithin(path, '/tmp')) {
+      if (
+        (readOnly || DENIED.test(line)) &&
+        !rules.write.some((w) => isWithin(path, w)) &&
+        !isWithin(path, '/tmp')
+      ) {
         return `${path} is outside the sandbox's writable paths: ${writable(rules)}.`;
       }
     }
-    if (readOnly) return `A write outside the sandbox's writable paths was refused; writable: ${writable(rules)}.`;
+    if (readOnly)
+      return `A write outside the sandbox's writable paths was refused; writable: ${writable(rules)}.`;
   }
   if (rules.network === 'all') return undefined;
   for (const line of lines) {
     if (rules.network === 'none' && NETWORK.test(line)) {
-      return "The sandbox has no network (network: none); ask for a session with network access if the command needs it.";
+      return 'The sandbox has no network (network: none); ask for a session with network access if the command needs it.';
     }
     if (rules.network !== 'none' && (NETWORK.test(line) || PROXY_REFUSED.test(line))) {
       return `The sandbox's network reaches only ${describeSandboxNetwork(rules.network)}, through its proxy ($HTTPS_PROXY, $HTTP_PROXY, $ALL_PROXY): a program that ignores the proxy reaches nothing.`;

@@ -142,7 +142,8 @@ function checkHost(host: unknown): string {
 export function checkSandboxNetwork(network: unknown): SandboxNetwork {
   if (network === 'none' || network === 'all') return network;
   if (Array.isArray(network)) {
-    if (network.length > SANDBOX_LIST_MAX) throw invalid('network', `${network.length} hosts`, NETWORK_CHOICES);
+    if (network.length > SANDBOX_LIST_MAX)
+      throw invalid('network', `${network.length} hosts`, NETWORK_CHOICES);
     const hosts = [...new Set(network.map(checkHost))];
     return hosts.length === 0 ? 'none' : hosts;
   }
@@ -165,7 +166,10 @@ function checkPaths(what: string, value: unknown): string[] {
  * user's secret stores ({@link SANDBOX_SECRET_STORES}), the service sockets and `facts.alwaysDenied`;
  * a request's `deny_read` adds to them. Throws INVALID_ARGUMENT for a malformed request.
  */
-export function resolveSandboxRules(request: SandboxRequest, facts: SandboxHostFacts): SandboxRules | undefined {
+export function resolveSandboxRules(
+  request: SandboxRequest,
+  facts: SandboxHostFacts,
+): SandboxRules | undefined {
   if (request === false) return undefined;
   if (request !== true && (typeof request !== 'object' || request === null || Array.isArray(request))) {
     throw invalid('value', request, NETWORK_CHOICES);
@@ -222,4 +226,40 @@ export function sandboxWidening(rules: SandboxRules, bound: SandboxRules): strin
   return extra === undefined
     ? undefined
     : `network host ${extra} is not among the required sandbox's hosts (${describeSandboxNetwork(limit)}).`;
+}
+
+/** What the operator set for sandboxes (the server's `--sandbox*` flags and config file). */
+export interface SandboxPolicy {
+  /** The server's rules: what a session gets when its creator asks for nothing; undefined = none. */
+  rules: SandboxRules | undefined;
+  /** `--sandbox-required`: every local session is sandboxed, never wider than `rules`. */
+  required: boolean;
+}
+
+/**
+ * The sandbox of a new local session: `request` (undefined = the server's rules, `false` = none, `true`
+ * or rules = resolved against `facts`, i.e. the session's cwd), under the operator's `policy`. Under
+ * `required`, dropping the sandbox or widening it is refused with POLICY_DENIED, naming why.
+ */
+export function chooseSandbox(
+  request: SandboxRequest | undefined,
+  policy: SandboxPolicy,
+  facts: SandboxHostFacts,
+): SandboxRules | undefined {
+  if (request === undefined) return policy.rules;
+  const rules = resolveSandboxRules(request, facts);
+  if (!policy.required || policy.rules === undefined) return rules;
+  const why =
+    rules === undefined
+      ? 'this server requires every session to be sandboxed (--sandbox-required).'
+      : sandboxWidening(rules, policy.rules);
+  if (why === undefined) return rules;
+  throw new ConchError(ErrorCode.POLICY_DENIED, `Sandbox refused: ${why}`, {
+    hint: `Omit sandbox to get the server's (write: ${policy.rules.write.join(', ') || 'none'}; network: ${describeSandboxNetwork(policy.rules.network)}), or ask for a narrower one.`,
+  });
+}
+
+/** The rules in one short line, for listings: `writes /w, /tmp · network none · 24 paths unreadable`. */
+export function describeSandbox(rules: SandboxRules): string {
+  return `writes ${[...rules.write, '/tmp'].join(', ')} · network ${describeSandboxNetwork(rules.network)} · ${rules.deny_read.length} paths unreadable`;
 }

@@ -47,7 +47,10 @@ export function sandboxTools(needsProxy: boolean): SandboxTools {
   }
   const env = findExecutable('env');
   if (env === undefined) {
-    throw unavailable('Cannot sandbox: env (GNU coreutils) is not on PATH.', 'Install coreutils 8.31 or later.');
+    throw unavailable(
+      'Cannot sandbox: env (GNU coreutils) is not on PATH.',
+      'Install coreutils 8.31 or later.',
+    );
   }
   const tools: SandboxTools = { bwrap, env };
   if (needsProxy) {

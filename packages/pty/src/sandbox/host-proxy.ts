@@ -6,13 +6,16 @@
  * forwarded. Anything else is refused with 403 and a line that names the rule.
  */
 
+import { rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { rmSync } from 'node:fs';
 
 /** True when `host` is one of `hosts` (`*.example.com` matches every name below example.com). */
 export function hostAllowed(host: string, hosts: readonly string[]): boolean {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const name = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   return hosts.some((h) => (h.startsWith('*.') ? name.endsWith(h.slice(1)) : name === h));
 }
 

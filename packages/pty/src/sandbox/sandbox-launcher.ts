@@ -94,7 +94,14 @@ export class SandboxLauncher {
           ? {}
           : { proxySocket: box.proxy.socketPath, socat: tools.socat }),
       };
-      return { file: tools.env, args: bwrapCommandLine(plan), env: sandboxEnvironment(plan), release, depth: 2, isShell };
+      return {
+        file: tools.env,
+        args: bwrapCommandLine(plan),
+        env: sandboxEnvironment(plan),
+        release,
+        depth: 2,
+        isShell,
+      };
     } catch (error) {
       release();
       throw error;
