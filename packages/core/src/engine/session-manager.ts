@@ -1104,8 +1104,15 @@ export class SessionManager implements ParameterContext {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
-      const sandbox = this.sessions.get(command.sessionId)?.sandbox;
-      const hint = sandbox && sandboxFailureHint(sandbox.rules, result.output, command.exitCode);
+      const session = this.sessions.get(command.sessionId);
+      const hint =
+        session?.sandbox &&
+        sandboxFailureHint(
+          session.sandbox.rules,
+          result.output,
+          command.exitCode,
+          command.cwdAfter ?? session.cwd ?? undefined,
+        );
       if (hint) result.hint = hint;
       if (!command.isolated && command.cwdAfter !== undefined) {
         result.cwd = command.cwdAfter;

@@ -19,12 +19,20 @@ const NETWORK =
   /could not resolve host|temporary failure in name resolution|name or service not known|network is unreachable|connection refused|couldn't connect to server|failed to establish a new connection|\bE(?:NOTFOUND|AI_AGAIN|CONNREFUSED|NETUNREACH)\b|no address associated with hostname/i;
 const PROXY_REFUSED = /CONNECT tunnel failed|conch sandbox: host|response 403|403 Forbidden/i;
 
-/** Absolute paths named on a line: quoted ('…', "…", ‘…’, `…') or bare before a colon. */
-function pathsOn(line: string): string[] {
+/**
+ * The paths named on an error line: quoted ('…', "…", ‘…’, `…'), or bare before the error's colon
+ * (`bash: x: Read-only file system`); a relative one is taken relative to `cwd` (where the command ended).
+ */
+function pathsOn(line: string, cwd: string | undefined): string[] {
   const out: string[] = [];
-  for (const m of line.matchAll(/['"‘`](\/[^'"’`\n]*)['"’`]/g)) if (m[1]) out.push(m[1]);
-  for (const m of line.matchAll(/(?:^|\s)(\/[^\s:'"]+):/g)) if (m[1]) out.push(m[1]);
-  return out.map(normalizePath);
+  for (const m of line.matchAll(/['"‘`]([^'"’`\n]+)['"’`]/g)) if (m[1]) out.push(m[1]);
+  for (const m of line.matchAll(/(?:^|\s)([^\s:'"]+): [A-Z]/g)) if (m[1]) out.push(m[1]);
+  const paths: string[] = [];
+  for (const p of out) {
+    if (p.startsWith('/')) paths.push(normalizePath(p));
+    else if (cwd !== undefined && /^[\w.~+-][^\s]*$/.test(p)) paths.push(normalizePath(`${cwd}/${p}`));
+  }
+  return paths;
 }
 
 /** `write` in words, with the private /tmp. */
@@ -33,13 +41,15 @@ function writable(rules: SandboxRules): string {
 }
 
 /**
- * The hint for a command that ended with `exitCode` after printing `output` in a sandbox with `rules`,
- * or undefined when nothing says the sandbox caused the failure.
+ * The hint for a command that ended with `exitCode` after printing `output` in a sandbox with `rules`
+ * (relative paths in the output are taken relative to `cwd`), or undefined when nothing says the sandbox
+ * caused the failure.
  */
 export function sandboxFailureHint(
   rules: SandboxRules,
   output: string,
   exitCode: number | null | undefined,
+  cwd?: string,
 ): string | undefined {
   if (exitCode === 0) return undefined;
   const text = output.length > SCAN_CHARS ? output.slice(-SCAN_CHARS) : output;
@@ -47,7 +57,7 @@ export function sandboxFailureHint(
   for (const line of lines) {
     const readOnly = READ_ONLY.test(line);
     if (!readOnly && !DENIED.test(line) && !MISSING.test(line)) continue;
-    for (const path of pathsOn(line)) {
+    for (const path of pathsOn(line, cwd)) {
       const hidden = rules.deny_read.find((d) => isWithin(path, d));
       if (hidden !== undefined) {
         return `${path} is unreadable in the sandbox (deny_read: ${hidden}); it looks empty or missing there.`;
