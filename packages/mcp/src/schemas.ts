@@ -165,7 +165,9 @@ export const SessionSchema = z.object({
       network: z.unknown(),
     })
     .optional()
-    .describe('Its OS sandbox: writable paths (+ a private /tmp), unreadable ones, network (none, all, hosts).'),
+    .describe(
+      'Its OS sandbox: writable paths (+ a private /tmp), unreadable ones, network (none, all, hosts).',
+    ),
   pid: int().optional(),
   created_at: z.string().describe('ISO time.'),
   last_activity_at: z.string().describe('ISO time.'),
