@@ -111,6 +111,9 @@ export function sandboxRequestFromFlags(flags: SandboxFlags, base: string): Sand
  */
 export function sandboxHostFacts(cwd: string, conchState: readonly string[] = []): SandboxHostFacts {
   const denied = [...conchState];
+  // The daemon's home when it is not the default (~/.conch, a secret store already).
+  const home = process.env.CONCH_HOME;
+  if (home?.startsWith('/')) denied.push(home);
   const runtime = process.env.XDG_RUNTIME_DIR;
   if (runtime?.startsWith('/')) denied.push(runtime);
   const agent = process.env.SSH_AUTH_SOCK;

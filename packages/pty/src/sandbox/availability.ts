@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { ConchError, ErrorCode } from '@conch/core';
 import { findExecutable } from '../find-executable.js';
-import { TERMINAL_SIGNALS } from './bwrap-args.js';
+import { restoredSignals, sandboxBase } from './bwrap-args.js';
 
 /** The programs a sandboxed process is started with. */
 export interface SandboxTools {
@@ -65,29 +65,11 @@ export function sandboxTools(needsProxy: boolean): SandboxTools {
   }
   const key = `${bwrap}\0${env}`;
   if (proven.has(key)) return tools;
-  const probe = spawnSync(
-    env,
-    [
-      `--ignore-signal=${TERMINAL_SIGNALS}`,
-      bwrap,
-      '--unshare-user',
-      '--disable-userns',
-      '--unshare-pid',
-      '--unshare-net',
-      '--ro-bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--',
-      env,
-      `--default-signal=${TERMINAL_SIGNALS}`,
-      'true',
-    ],
-    { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const probe = spawnSync(env, [...sandboxBase(bwrap, true), '--', ...restoredSignals('true', [])], {
+    encoding: 'utf8',
+    timeout: 10_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (probe.status !== 0) {
     const said = `${probe.stderr ?? ''}${probe.error ? String(probe.error) : ''}`.trim();
     const namespaces = /namespace|uid map|setting up|permission denied|operation not permitted/i.test(said);

@@ -62,6 +62,41 @@ function kindOf(path: string): 'dir' | 'file' | undefined {
   }
 }
 
+/**
+ * The start of every bubblewrap command line (after the program `env`): the terminal's signals ignored
+ * outside the program, the namespaces (the network's when `ownNetwork`), no capabilities, no nested user
+ * namespaces, death with conch, and the read-only root with a fresh /dev and /proc.
+ */
+export function sandboxBase(bwrap: string, ownNetwork: boolean): string[] {
+  return [
+    `--ignore-signal=${TERMINAL_SIGNALS}`,
+    bwrap,
+    '--die-with-parent',
+    '--unshare-user',
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    // No capabilities inside, even for root (bubblewrap keeps them for a root caller otherwise).
+    '--cap-drop',
+    'ALL',
+    ...(ownNetwork ? ['--unshare-net'] : []),
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+  ];
+}
+
+/** The program part of a sandboxed command line: `env` gives it back the terminal's signals. */
+export function restoredSignals(program: string, args: readonly string[]): string[] {
+  return ['env', `--default-signal=${TERMINAL_SIGNALS}`, program, ...args];
+}
+
 /** The environment a sandboxed program gets on top of its own. */
 export function sandboxEnvironment(plan: Pick<BwrapPlan, 'proxySocket'>): Record<string, string> {
   const env: Record<string, string> = { TMPDIR: '/tmp' };
@@ -108,26 +143,7 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
   // Shallow paths first, so that a deeper rule is mounted over a shallower one; at one path, hiding wins.
   mounts.sort((a, b) => depth(a.path) - depth(b.path) || a.order - b.order);
   const argv = [
-    `--ignore-signal=${TERMINAL_SIGNALS}`,
-    plan.bwrap,
-    '--die-with-parent',
-    '--unshare-user',
-    '--disable-userns',
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--unshare-uts',
-    '--unshare-cgroup-try',
-    // No capabilities inside, even for root (bubblewrap keeps them for a root caller otherwise).
-    '--cap-drop',
-    'ALL',
-    ...(rules.network === 'all' ? [] : ['--unshare-net']),
-    '--ro-bind',
-    '/',
-    '/',
-    '--dev',
-    '/dev',
-    '--proc',
-    '/proc',
+    ...sandboxBase(plan.bwrap, rules.network !== 'all'),
     ...mounts.flatMap((m) => m.args),
     // A hidden directory is read-only once everything inside it is mounted.
     ...hidden.flatMap((path) => ['--remount-ro', path]),
@@ -135,7 +151,7 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
     cwd,
     '--',
   ];
-  const program = ['env', `--default-signal=${TERMINAL_SIGNALS}`, plan.program, ...plan.args];
+  const program = restoredSignals(plan.program, plan.args);
   if (plan.proxySocket === undefined || plan.socat === undefined) return [...argv, ...program];
   // The network namespace is empty: relay 127.0.0.1:3128 to the host's proxy through its socket, and
   // start the program once the relay listens.
@@ -183,10 +199,7 @@ export function joinCommandLine(plan: JoinPlan): string[] {
     '--bounding-set=-all',
     '--inh-caps=-all',
     '--',
-    'env',
-    `--default-signal=${TERMINAL_SIGNALS}`,
-    plan.program,
-    ...plan.args,
+    ...restoredSignals(plan.program, plan.args),
   ];
 }
 
