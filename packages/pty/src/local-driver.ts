@@ -6,10 +6,12 @@
 
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   rmSync,
   unlinkSync,
   writeFileSync,
@@ -187,7 +189,18 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
       if (name.includes('..') || name.startsWith('/')) throw new Error(`bad private file name ${name}`);
       const path = join(privateDir, name);
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      writeFileSync(path, content, { mode: 0o600 });
+      // Never through a symbolic link: a sandboxed session can write its own private directory, and must
+      // not make conch write elsewhere for it.
+      const fd = openSync(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+        0o600,
+      );
+      try {
+        writeFileSync(fd, content);
+      } finally {
+        closeSync(fd);
+      }
       return path;
     },
     async removePrivateFile(path: string) {
