@@ -177,7 +177,9 @@ describe('a sandboxed session under --sandbox, with no command policy', () => {
 
   it('a double fork and an isolated background command cannot reach it either', async () => {
     const marker = `double-fork-${Date.now()}`;
-    const fork = await attack(`(setsid sh -c 'rm -f victim 2>/dev/null; echo "$? done" > "$TMPDIR/${marker}"' &)`);
+    const fork = await attack(
+      `(setsid sh -c 'rm -f victim 2>/dev/null; echo "$? done" > "$TMPDIR/${marker}"' &)`,
+    );
     expect(fork.status).toBe('completed');
     const seen = await h.exec(
       `for i in $(seq 200); do [ -s "$TMPDIR/${marker}" ] && break; sleep 0.05; done; cat "$TMPDIR/${marker}"`,

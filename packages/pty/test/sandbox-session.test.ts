@@ -79,7 +79,9 @@ describe('the private files of a sandboxed session', () => {
     const target = join(outside, 'victim');
     // From inside: a link where conch will write the script of a long command (its name is guessed here).
     await manager.execute({ session_id: s.session_id, command: `ln -s ${target} ${dir}/planted.sh` });
-    await expect(driver.writePrivateFile(`${s.session_id}/planted.sh`, 'overwritten')).rejects.toThrow(/ELOOP/);
+    await expect(driver.writePrivateFile(`${s.session_id}/planted.sh`, 'overwritten')).rejects.toThrow(
+      /ELOOP/,
+    );
     expect(readFileSync(target, 'utf8')).toBe('intact\n');
     await manager.closeSession(s.session_id);
   });
