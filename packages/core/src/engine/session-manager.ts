@@ -9,6 +9,7 @@ import type {
   Driver,
   DriverKind,
   KillReport,
+  SandboxLaunch,
   ScreenFactory,
   ScreenSnapshot,
   SpillStore,
@@ -23,6 +24,8 @@ import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
 import { OutputLog } from '../output/output-log.js';
+import { sandboxFailureHint } from '../sandbox/failure-hint.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
 import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
 import type {
@@ -112,6 +115,8 @@ export interface CreateLocalRequest {
   cols?: number;
   rows?: number;
   name?: string;
+  /** Run the session inside an OS sandbox with these (resolved) rules; fixed for the session's life. */
+  sandbox?: SandboxRules;
 }
 
 /** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
@@ -259,7 +264,14 @@ export class SessionManager implements ParameterContext {
       ...request.env,
       [SESSION_MARKER]: id,
     };
+    if (request.sandbox !== undefined && driver.kind !== 'local') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `A ${driver.kind} session cannot be sandboxed.`);
+    }
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
+    const sandbox: SandboxLaunch | undefined =
+      request.sandbox === undefined
+        ? undefined
+        : { rules: request.sandbox, privateDir: envFile.slice(0, envFile.lastIndexOf('/')) };
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
     const initPath = await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc }));
     const launch = integration.launch(initPath, { noRc });
@@ -282,6 +294,7 @@ export class SessionManager implements ParameterContext {
       ...(request.host === undefined ? {} : { host: request.host }),
       ...(request.port === undefined ? {} : { port: request.port }),
       ...(request.username === undefined ? {} : { username: request.username }),
+      ...(sandbox === undefined ? {} : { sandbox }),
     });
     const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
     let proc: TerminalProcess;
@@ -293,6 +306,7 @@ export class SessionManager implements ParameterContext {
         env: { ...env, ...launch.env },
         cols,
         rows,
+        ...(sandbox === undefined ? {} : { sandbox }),
       });
     } catch (error) {
       screen?.dispose();
@@ -837,6 +851,7 @@ export class SessionManager implements ParameterContext {
           kind: 'local',
           id,
           name: DEFAULT_SESSION_ID,
+          ...(this.defaults.sandbox === undefined ? {} : { sandbox: this.defaults.sandbox }),
         }).then((session) => {
           // The agent's cwd and exports went with the old shell: the first result in the new one says so.
           session.newShellNotice = replacesExited;
@@ -1030,6 +1045,7 @@ export class SessionManager implements ParameterContext {
         env: { ...session.env, ...launch.env, [COMMAND_MARKER]: id },
         cols: session.cols,
         rows: session.rows,
+        ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       });
     } catch (error) {
       snapshot.release();
@@ -1156,6 +1172,16 @@ export class SessionManager implements ParameterContext {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
+      const session = this.sessions.get(command.sessionId);
+      const hint =
+        session?.sandbox &&
+        sandboxFailureHint(
+          session.sandbox.rules,
+          result.output,
+          command.exitCode,
+          command.cwdAfter ?? session.cwd ?? undefined,
+        );
+      if (hint) result.hint = hint;
       if (!command.isolated && command.cwdAfter !== undefined) {
         result.cwd = command.cwdAfter;
         if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)

@@ -12,6 +12,7 @@ import type {
   DriverKind,
   ExitInfo,
   InputWaitEvidence,
+  SandboxLaunch,
   ScreenRenderer,
   ScreenSnapshot,
   ShellKind,
@@ -51,6 +52,8 @@ export interface SessionInit {
   host?: string;
   port?: number;
   username?: string;
+  /** The OS sandbox every process of this session runs in (fixed for the session's life). */
+  sandbox?: SandboxLaunch;
   writeDeadlineMs: number;
 }
 
@@ -140,6 +143,8 @@ export class Session {
   readonly host: string | undefined;
   readonly port: number | undefined;
   readonly username: string | undefined;
+  /** The OS sandbox every process of this session runs in; never changes. */
+  readonly sandbox: SandboxLaunch | undefined;
   cols: number;
   rows: number;
   state: SessionState = 'busy';
@@ -207,6 +212,7 @@ export class Session {
     this.host = init.host;
     this.port = init.port;
     this.username = init.username;
+    this.sandbox = init.sandbox;
     this.writeDeadlineMs = init.writeDeadlineMs;
     this.createdIso = init.clock.isoNow();
     this.lastActivityIso = this.createdIso;
@@ -740,6 +746,7 @@ export class Session {
     if (this.host !== undefined) info.host = this.host;
     if (this.port !== undefined) info.port = this.port;
     if (this.username !== undefined) info.username = this.username;
+    if (this.sandbox !== undefined) info.sandbox = structuredClone(this.sandbox.rules);
     if (this.proc?.pid !== undefined) info.pid = this.proc.pid;
     if (this.foreground) info.foreground_command_id = this.foreground.id;
     const attached = this.sharing.attachedInfo();
