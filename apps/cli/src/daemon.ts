@@ -56,17 +56,22 @@ export interface DaemonOptions {
   viewerBacklogBytes?: number;
 }
 
-/** The inode of the socket file, or undefined when it is gone. */
-function socketInode(path: string): number | undefined {
+/**
+ * The inode of the socket file, or undefined when it is gone. Read as a bigint stat on purpose: Node's
+ * `realpathSync` (which module resolution uses) reads the shared array of the last non-bigint stat, and
+ * after a stat of a socket it stops resolving symlinks (nodejs/node#51142), so a later `import()` in the
+ * daemon would load a package from its pnpm symlink and fail to find the package's own dependencies.
+ */
+function socketInode(path: string): bigint | undefined {
   try {
-    return statSync(path).ino;
+    return statSync(path, { bigint: true }).ino;
   } catch {
     return undefined;
   }
 }
 
 /** Removes this daemon's own files: the socket when it is still ours, the pid file when it names us. */
-function removeOwnFiles(paths: DaemonPaths, inode: number | undefined): void {
+function removeOwnFiles(paths: DaemonPaths, inode: bigint | undefined): void {
   try {
     if (inode !== undefined && socketInode(paths.socket) === inode) unlinkSync(paths.socket);
   } catch {
