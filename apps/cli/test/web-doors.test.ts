@@ -175,7 +175,11 @@ describe('conch web: the doors', () => {
     await expect
       .poll(() => JSON.stringify(client.notifications), { timeout: 20_000 })
       .toContain('"command":"echo later"');
-    ws.close();
+    // A message over 1 MiB ends the connection (it is not kept); the daemon serves on.
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    ws.send(`${'x'.repeat(2 * 1024 * 1024)}\n`);
+    expect(await closed).toBe(1009);
+    expect((await home.conch(['exec', '--', 'echo still-served'])).stdout).toContain('still-served');
   });
 
   it("a page's view is read-only until it takes over; then its keys type into the session", async () => {
