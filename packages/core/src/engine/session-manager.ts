@@ -66,6 +66,11 @@ export interface AttachRequest {
   /** The person explicitly asked to type into the session (`conch attach --take-over`). */
   takeOver?: boolean;
   /**
+   * The person only watches (the web page until they take over): keystrokes are refused, and the view is
+   * counted among the viewers but not among those who may type. Overrides `takeOver`.
+   */
+  watchOnly?: boolean;
+  /**
    * The attaching program runs inside a terminal conch itself manages (an agent's command), as found by
    * the face (e.g. from /proc). Under a policy such a client may only watch.
    */
@@ -386,7 +391,8 @@ export class SessionManager implements ParameterContext {
       });
     }
     let readOnlyReason: string | undefined;
-    if (this.policy?.active) {
+    if (request.watchOnly) readOnlyReason = 'opened to watch only; take over to type into the session';
+    else if (this.policy?.active) {
       if (request.takeOver && request.fromConchTerminal) {
         const reason =
           'taking over a session from inside a terminal conch manages: keystrokes typed there would come from an agent and bypass the command policy';
