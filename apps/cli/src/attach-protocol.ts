@@ -118,6 +118,8 @@ export function serveAttach(server: Server, service: ConchService): () => void {
   server.setRequestHandler(AttachRequestSchema, async (request) => {
     const id = randomUUID();
     const { session_id, cols, rows, take_over, client_pid } = request.params;
+    // A client that does not say who it is could be anything: treated as inside a conch terminal.
+    const fromConchTerminal = client_pid === undefined || (await runsUnderConch(client_pid));
     const attachment = service.attachTerminal(
       session_id,
       {
@@ -138,8 +140,7 @@ export function serveAttach(server: Server, service: ConchService): () => void {
       },
       {
         takeOver: take_over === true,
-        // A client that does not say who it is could be anything: treated as inside a conch terminal.
-        fromConchTerminal: client_pid === undefined || runsUnderConch(client_pid),
+        fromConchTerminal,
       },
     );
     views.set(id, attachment);

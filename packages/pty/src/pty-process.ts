@@ -14,9 +14,9 @@ import {
   type MarkedScan,
   TerminalProcessBase,
 } from '@conch/core';
+import { foregroundGroupOf, type ProcessFacts } from '@conch/core/host';
+import { processFacts } from '@conch/node';
 import type { IPty } from 'node-pty';
-import { foregroundGroupNames } from './foreground.js';
-import { localInputWaitFacts, readStat } from './proc-fs.js';
 import { findMarked, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
@@ -147,6 +147,8 @@ export class PtyProcess extends TerminalProcessBase {
   private readonly onDisposed: () => void;
   private readonly owner: string;
   private readonly drain: DrainGuard;
+  /** The host's process facts (`/proc` or `ps`), chosen at start. */
+  private readonly facts: ProcessFacts = processFacts();
 
   constructor(pty: IPty, owner: string, onDisposed: () => void) {
     super(REAL_CLOCK);
@@ -224,13 +226,15 @@ export class PtyProcess extends TerminalProcessBase {
   }
 
   override signal(signal: string): void {
-    const group = this.foregroundGroup() ?? this.pid;
-    if (group === undefined) return;
-    try {
-      process.kill(-group, signal as NodeJS.Signals);
-    } catch {
-      // gone
-    }
+    void this.foregroundGroup().then((group) => {
+      const target = group ?? this.pid;
+      if (target === undefined) return;
+      try {
+        process.kill(-target, signal as NodeJS.Signals);
+      } catch {
+        // gone
+      }
+    });
   }
 
   override kill(options: {
@@ -242,6 +246,7 @@ export class PtyProcess extends TerminalProcessBase {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(
+      this.facts,
       {
         roots: [pid],
         groups: [pid],
@@ -257,6 +262,7 @@ export class PtyProcess extends TerminalProcessBase {
   killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const shell = this.pid;
     return killTree(
+      this.facts,
       {
         roots: [],
         groups: [],
@@ -270,14 +276,15 @@ export class PtyProcess extends TerminalProcessBase {
   }
 
   async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
-    return findMarked(markerIds, this.owner, this.pid);
+    return findMarked(this.facts, markerIds, this.owner, this.pid);
   }
 
-  killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
     const shell = this.pid;
-    const fg = this.foregroundGroup();
+    const fg = await this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];
-    return killTree(
+    const report = await killTree(
+      this.facts,
       {
         roots: [],
         groups,
@@ -287,12 +294,13 @@ export class PtyProcess extends TerminalProcessBase {
       },
       options.signal,
       options.graceMs,
-    ).then((report) => this.interruptBuiltinJob(report));
+    );
+    return this.interruptBuiltinJob(report);
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
-    const evidence = decideInputWait(localInputWaitFacts(this.pid, this.ptsName));
+    const evidence = decideInputWait(await this.facts.inputWait(this.pid, this.ptsName));
     // What the terminal printed before its reader went to sleep may still be unread (a busy server): let
     // the event loop poll the terminal once after the facts, so that output reaches the listeners first.
     await afterNextPoll();
@@ -301,20 +309,20 @@ export class PtyProcess extends TerminalProcessBase {
 
   async foregroundPrograms(): Promise<string[] | undefined> {
     if (this.hasExited || this.pid === undefined) return undefined;
-    return foregroundGroupNames(this.pid);
+    const foreground = foregroundGroupOf(this.pid, await this.facts.processes());
+    return foreground && this.facts.programNames(foreground.members.map((p) => p.pid));
   }
 
   async foregroundProgram(): Promise<string | undefined> {
-    const group = this.foregroundGroup();
+    const group = await this.foregroundGroup();
     if (group === undefined || group === this.pid) return undefined;
-    return readStat(group)?.comm;
+    return (await this.facts.process(group))?.comm;
   }
 
   /** The terminal's foreground process group, from the kernel. */
-  private foregroundGroup(): number | undefined {
+  private async foregroundGroup(): Promise<number | undefined> {
     if (this.pid === undefined) return undefined;
-    const stat = readStat(this.pid);
-    return stat && stat.tpgid > 0 ? stat.tpgid : undefined;
+    return (await this.facts.process(this.pid))?.tpgid;
   }
 
   protected override disposeResources(): void {

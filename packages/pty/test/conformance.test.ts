@@ -1,7 +1,8 @@
 import { describeDriverConformance } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { createXtermScreen, FileSpillStore, processFacts } from '@conch/node';
 import { countMarked } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
+import { expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
 let driver: LocalDriver | undefined;
@@ -24,4 +25,8 @@ describeDriverConformance('local (node-pty)', {
   screen: createXtermScreen,
   countMarked: async (id) => countMarked(id),
   denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+});
+
+it('reads process facts the way CONCH_PROCESS_FACTS says (ps when forced, else /proc here)', () => {
+  expect(processFacts().kind).toBe(process.env.CONCH_PROCESS_FACTS === 'ps' ? 'ps' : 'proc');
 });
