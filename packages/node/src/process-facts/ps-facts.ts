@@ -239,18 +239,20 @@ export class PsProcessFacts implements ProcessFacts {
   async programNames(pids: readonly number[]): Promise<string[]> {
     if (pids.length === 0) return [];
     const list = pids.join(',');
-    const [comms, args, states] = await Promise.all([
-      report('ps', ['-p', list, '-o', 'pid=', '-o', 'comm=']),
+    const [comms, args] = await Promise.all([
+      report('ps', ['-p', list, '-o', 'pid=', '-o', 'stat=', '-o', 'comm=']),
       report('ps', ['-p', list, 'ww', '-o', 'pid=', '-o', 'command=']),
-      report('ps', ['-p', list, '-o', 'pid=', '-o', 'stat=']),
     ]);
-    const comm = parseCommandLines(comms);
     const command = parseCommandLines(args);
-    const state = parseCommandLines(states);
+    const live = new Map<number, string>();
+    for (const [pid, rest] of parseCommandLines(comms)) {
+      const match = /^(\S+)\s+(.*)$/.exec(rest);
+      if (match && !isEndedState(stateLetter(match[1]!))) live.set(pid, match[2]!);
+    }
     const names: string[] = [];
     for (const pid of pids) {
-      if (!state.has(pid) || isEndedState(stateLetter(state.get(pid) ?? ''))) continue;
-      for (const name of namesOf(comm.get(pid), command.get(pid)))
+      if (!live.has(pid)) continue;
+      for (const name of namesOf(live.get(pid), command.get(pid)))
         if (!names.includes(name)) names.push(name);
     }
     return names;
