@@ -149,7 +149,7 @@ export interface AttachConnection {
    * Whether the client of a take-over runs inside a terminal conch manages (default: asks /proc about
    * the `client_pid` it gave; one that gives none could be anything, and counts as inside).
    */
-  fromConchTerminal?: (clientPid: number | undefined) => boolean;
+  fromConchTerminal?: (clientPid: number | undefined) => boolean | Promise<boolean>;
   /** Hears of each agent command a view of this connection is told of (see `notifications/conch/command`). */
   onAgentCommand?: (command: AgentCommandStart) => void;
 }
@@ -161,9 +161,9 @@ export type AgentCommandStart = Parameters<NonNullable<TerminalWatcher['onComman
  * Whether a person's client runs inside a terminal conch manages, from the pid it says it has (the default
  * of {@link AttachConnection.fromConchTerminal}).
  */
-export function clientInConchTerminal(clientPid: number | undefined): boolean {
+export async function clientInConchTerminal(clientPid: number | undefined): Promise<boolean> {
   // A client that does not say who it is could be anything: treated as inside a conch terminal.
-  return clientPid === undefined || runsUnderConch(clientPid);
+  return clientPid === undefined || (await runsUnderConch(clientPid));
 }
 
 /** The refusal of a person's method on the relay. */
@@ -244,7 +244,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       {
         takeOver: take_over === true,
         watchOnly: read_only === true,
-        fromConchTerminal: (connection.fromConchTerminal ?? clientInConchTerminal)(client_pid),
+        fromConchTerminal: await (connection.fromConchTerminal ?? clientInConchTerminal)(client_pid),
       },
     );
     views.set(id, attachment);

@@ -34,10 +34,10 @@ export interface KillReport {
  */
 export type InputWaitEvidence = 'blocked_read' | 'polling' | 'no' | 'unknown';
 
-/** A live process carrying a command's marker, as its host's /proc shows it. */
+/** A live process carrying a command's marker, as its host's process facts show it. */
 export interface MarkedProcess {
   pid: number;
-  /** The state letter of /proc/PID/stat (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
+  /** Its state letter (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
   state: string;
 }
 
@@ -48,7 +48,7 @@ export interface MarkedScan {
   /**
    * The live children of the terminal's own process that still run its program (same command name): a
    * shell's subshells and its forks that have not executed a program yet. A session shell exports a
-   * command's marker after it started, so /proc shows the marker only in programs it executes: a job it
+   * command's marker after it started, so the host shows the marker only in programs it executes: a job it
    * has just forked is invisible until it does.
    */
   forks: MarkedProcess[];

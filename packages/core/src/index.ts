@@ -121,7 +121,7 @@ export {
   verb,
   wordHint,
 } from './hint.js';
-/** The one input-wait decision from /proc facts, shared by every driver (see docs/waiting.md). */
+/** The one input-wait decision from kernel facts, shared by every driver (see docs/waiting.md). */
 export {
   decideInputWait,
   type InputWaitFacts,

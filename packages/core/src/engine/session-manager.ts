@@ -72,7 +72,7 @@ export interface AttachRequest {
   watchOnly?: boolean;
   /**
    * The attaching program runs inside a terminal conch itself manages (an agent's command), as found by
-   * the face (e.g. from /proc). Under a policy such a client may only watch.
+   * the face (e.g. from the host's process facts). Under a policy such a client may only watch.
    */
   fromConchTerminal?: boolean;
 }
