@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isAlive } from '@conch/node/testing';
-import * as pty from 'node-pty';
+import * as pty from '@lydell/node-pty';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI. */

@@ -26,7 +26,7 @@ import {
   type TerminalProcess,
 } from '@conch/core';
 import { currentInstance, markInstanceDir, type ServerInstance } from '@conch/node';
-import nodePty from 'node-pty';
+import nodePty from '@lydell/node-pty';
 import { PtyProcess } from './pty-process.js';
 
 /** Name of the environment variable that tags every process with its owning server. */

@@ -13,7 +13,7 @@ import {
   type KillReport,
   TerminalProcessBase,
 } from '@conch/core';
-import type { IPty } from 'node-pty';
+import type { IPty } from '@lydell/node-pty';
 import { foregroundGroupNames } from './foreground.js';
 import { localInputWaitFacts, readStat } from './proc-fs.js';
 import { findMarked, killTree } from './tree-killer.js';
