@@ -33,7 +33,13 @@ import {
   type TerminalAttachment,
   type TerminalWatcher,
 } from '@conch/core';
-import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
+import {
+  type DelegateResult,
+  type DelegateTaskInput,
+  Delegator,
+  findOpencode,
+  OPENCODE_INSTALL_HINT,
+} from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
@@ -200,8 +206,8 @@ export class ConchService {
   delegateTask(params: DelegateTaskInput, context: ServiceCallContext = {}): Promise<DelegateResult> {
     if (!this.#delegator) {
       return Promise.reject(
-        new ConchError(ErrorCode.INVALID_ARGUMENT, 'This conch cannot delegate: no OpenCode was found.', {
-          hint: 'Install opencode-ai, or give --opencode-bin or --opencode-url.',
+        new ConchError(ErrorCode.DELEGATE_UNAVAILABLE, 'This conch cannot delegate: no OpenCode was found.', {
+          hint: OPENCODE_INSTALL_HINT,
         }),
       );
     }
@@ -315,7 +321,11 @@ export async function createConchService(
   });
 }
 
-/** The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to. */
+/**
+ * The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to: the one
+ * place that decides whether `delegate_task` is offered (an `opencode` binary at `--opencode-bin`, on PATH, or
+ * from an `opencode-ai` package installed next to conch; or an OpenCode server at `--opencode-url`).
+ */
 export function opencodeDelegator(
   opencode: { url?: string | undefined; bin?: string | undefined },
   logger: Logger,

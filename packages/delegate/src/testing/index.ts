@@ -12,4 +12,5 @@ export {
   type OpencodeTestEnv,
   opencodeTestEnv,
   processesUnder,
+  withoutOpencode,
 } from './opencode-env.js';

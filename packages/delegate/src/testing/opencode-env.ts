@@ -4,10 +4,11 @@
  * {@link startFakeModel} server.
  */
 
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { pidsWithEnv } from '@conch/node/testing';
+import { findOpencode, opencodeOnPath } from '../locate.js';
 import { FAKE_TITLE_MODEL } from './fake-model.js';
 
 /** The provider id of the fake model and its main model. */
@@ -29,13 +30,18 @@ export interface OpencodeTestEnv {
 
 /**
  * Creates the temp dirs and the environment for an offline opencode talking to `baseURL`; `extraConfig` is
- * merged into its opencode.json (e.g. `permission` rules).
+ * merged into its opencode.json (e.g. `permission` rules). The opencode binary this package finds (PATH, or
+ * the `opencode-ai` package installed next to it: a development dependency here) is put first on the
+ * environment's PATH, as a user who delegates has it: the faces (conch-mcp, the daemon) find it there.
  */
 export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unknown> = {}): OpencodeTestEnv {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'conch-opencode-')));
   const home = join(root, 'home');
   const project = join(root, 'project');
-  for (const dir of [home, project]) mkdirSync(dir, { recursive: true });
+  const bin = join(root, 'bin');
+  for (const dir of [home, project, bin]) mkdirSync(dir, { recursive: true });
+  const opencode = findOpencode();
+  if (opencode !== undefined) symlinkSync(opencode, join(bin, 'opencode'));
   const config = {
     ...extraConfig,
     $schema: 'https://opencode.ai/config.json',
@@ -56,7 +62,7 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
     },
   };
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
+    PATH: [bin, process.env.PATH].filter(Boolean).join(delimiter),
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
@@ -83,4 +89,22 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
  */
 export function processesUnder(root: string): number[] {
   return pidsWithEnv('HOME', `${root}/home`);
+}
+
+/**
+ * The environment variables that leave a process without OpenCode, as a user who never installed it: PATH
+ * without the directories that hold an `opencode` binary, and no NODE_PATH (`pnpm exec` sets one that
+ * reaches every package of the workspace, `opencode-ai` included). Merge them over an environment.
+ */
+export function withoutOpencode(path: string | undefined = process.env.PATH): {
+  PATH: string;
+  NODE_PATH: string;
+} {
+  return {
+    PATH: (path ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '' && opencodeOnPath(dir) === undefined)
+      .join(delimiter),
+    NODE_PATH: '',
+  };
 }
