@@ -10,7 +10,6 @@ import {
   ATTACH_METHODS,
   AttachResultSchema,
   ClosedNotificationSchema,
-  EmptyResultSchema,
   OutputNotificationSchema,
 } from './attach-protocol.js';
 import { connectDaemon } from './daemon-client.js';
@@ -28,10 +27,9 @@ export interface AttachOptions {
   takeOver?: boolean;
 }
 
-/** The message of an error from the daemon, without the JSON-RPC prefix. */
+/** The message of an error from the daemon. */
 function messageOf(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/^MCP error -?\d+: /, '');
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Attaches to `sessionId` until the person detaches or the shell ends; resolves with the exit code. */
@@ -53,13 +51,15 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   });
   // Output may arrive before the attach result names its id: keep it until then.
   const early: Buffer[] = [];
-  client.setNotificationHandler(OutputNotificationSchema, (notification) => {
-    const bytes = Buffer.from(notification.params.data, 'base64');
+  client.onNotification(ATTACH_METHODS.output, (raw) => {
+    const { params } = OutputNotificationSchema.parse({ method: ATTACH_METHODS.output, params: raw });
+    const bytes = Buffer.from(params.data, 'base64');
     if (attachId === undefined) early.push(bytes);
-    else if (notification.params.attach_id === attachId) stdout.write(bytes);
+    else if (params.attach_id === attachId) stdout.write(bytes);
   });
-  client.setNotificationHandler(ClosedNotificationSchema, (notification) => {
-    if (notification.params.attach_id !== attachId) return;
+  client.onNotification(ATTACH_METHODS.closed, (raw) => {
+    const { params } = ClosedNotificationSchema.parse({ method: ATTACH_METHODS.closed, params: raw });
+    if (params.attach_id !== attachId) return;
     why = `the shell of ${sessionId} ended`;
     finish(0);
   });
@@ -68,19 +68,15 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
     finish(1);
   };
 
-  const requestAttach = () =>
-    client.request(
-      {
-        method: ATTACH_METHODS.attach,
-        params: {
-          session_id: sessionId,
-          cols: stdout.columns,
-          rows: stdout.rows,
-          take_over: options.takeOver === true,
-          client_pid: process.pid,
-        },
-      },
-      AttachResultSchema,
+  const requestAttach = async () =>
+    AttachResultSchema.parse(
+      await client.request(ATTACH_METHODS.attach, {
+        session_id: sessionId,
+        cols: stdout.columns,
+        rows: stdout.rows,
+        take_over: options.takeOver === true,
+        client_pid: process.pid,
+      }),
     );
   let attached: Awaited<ReturnType<typeof requestAttach>>;
   try {
@@ -106,7 +102,7 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   );
 
   const send = (method: string, params: Record<string, unknown>) =>
-    client.request({ method, params: { attach_id: attachId, ...params } }, EmptyResultSchema);
+    client.request(method, { attach_id: attachId, ...params });
   let warned = false;
   const onResize = () => {
     void send(ATTACH_METHODS.resize, { cols: stdout.columns, rows: stdout.rows }).catch(() => {});

@@ -21,19 +21,10 @@ import { runsUnderConch } from '@conch/pty';
 import type { ConchService } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
+import { ATTACH_METHODS } from './attach-methods.js';
 
-/** Method names of the attach protocol. */
-export const ATTACH_METHODS = {
-  attach: 'conch/attach',
-  input: 'conch/input',
-  resize: 'conch/resize',
-  detach: 'conch/detach',
-  output: 'notifications/conch/output',
-  closed: 'notifications/conch/closed',
-  follow: 'conch/follow',
-  unfollow: 'conch/unfollow',
-  commandOutput: 'notifications/conch/command_output',
-} as const;
+/** Method names of the attach protocol (defined apart from the schemas, see attach-methods.ts). */
+export { ATTACH_METHODS };
 
 const size = z.number().int().min(1).max(10_000);
 /** `conch/attach` request. */

@@ -1,18 +1,16 @@
 /**
  * The CLI's side of the daemon: find it (starting it on first use, recovering from a stale socket or a
- * crashed daemon), connect the MCP SDK's `Client` over the socket, stop it, and ask its status.
+ * crashed daemon), connect an MCP client ({@link DaemonRpc}) over the socket, stop it, and ask its status.
  */
 
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { VOCABULARY_CAPABILITY } from '@conch/mcp/vocabulary';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { readDaemonPid, socketAnswers } from './daemon-probe.js';
+import { DaemonRpc } from './daemon-rpc.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
-import { SocketTransport } from './socket-transport.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 import { askOnTty, canAskOnTty } from './tty-question.js';
 import { CLI_VERSION } from './version.js';
@@ -52,6 +50,8 @@ function isAlive(pid: number): boolean {
 export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<boolean> {
   if (await socketAnswers(paths.socket)) return false;
   ensurePrivateDir(paths.dir);
+  // Loaded only when a daemon must be started, not at every start of the CLI.
+  const { spawn } = await import('node:child_process');
   const log = openSync(paths.logFile, 'a', 0o600);
   let exitCode: number | null | undefined;
   try {
@@ -80,7 +80,7 @@ export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<
 
 /** A connected MCP client of the daemon. */
 export interface DaemonConnection {
-  client: Client;
+  client: DaemonRpc;
   close(): Promise<void>;
 }
 
@@ -103,17 +103,17 @@ export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise
   // The CLI's words for the operations: the daemon words hints, errors and notices with them. On a
   // terminal the CLI can also answer the daemon's questions for the person (elicitation, yes/no).
   const interactive = canAskOnTty();
-  const client = new Client(
+  const client = new DaemonRpc(socket);
+  if (interactive) {
+    client.onRequest('elicitation/create', (params) => askOnTty(params as ElicitRequest['params']));
+  }
+  await client.initialize(
     { name: 'conch-cli', version: CLI_VERSION },
     {
-      capabilities: {
-        experimental: { [VOCABULARY_CAPABILITY]: CLI_VOCABULARY },
-        ...(interactive ? { elicitation: { form: {} } } : {}),
-      },
+      experimental: { [VOCABULARY_CAPABILITY]: CLI_VOCABULARY },
+      ...(interactive ? { elicitation: { form: {} } } : {}),
     },
   );
-  if (interactive) client.setRequestHandler(ElicitRequestSchema, (request) => askOnTty(request.params));
-  await client.connect(new SocketTransport(socket));
   return { client, close: () => client.close() };
 }
 

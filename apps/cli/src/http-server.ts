@@ -13,6 +13,9 @@ import { createConchService, createLogger, type ResolvedConfig } from '@conch/se
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 
+/** The configuration `conch mcp --http` resolves from its flags (loaded with this module, not at start-up). */
+export { ConfigError, resolveConfig } from '@conch/service';
+
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
   /** `HOST:PORT` (`PORT` alone binds 127.0.0.1; port 0 picks a free one). */

@@ -6,9 +6,8 @@
  * first output arrives. Only the status line is printed at the end (the output has been shown).
  */
 
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ATTACH_METHODS, CommandOutputNotificationSchema, EmptyResultSchema } from './attach-protocol.js';
+import { ATTACH_METHODS } from './attach-methods.js';
+import type { DaemonRpc } from './daemon-rpc.js';
 import type { CommandResult } from './render.js';
 import { startSpinner } from './terminal-output.js';
 import { callTool } from './tool-call.js';
@@ -28,7 +27,7 @@ export function streamsExec(options: { json?: boolean; background?: boolean; unt
  * final result, whose `output` is emptied when it was streamed.
  */
 export async function execStreaming(
-  client: Client,
+  client: DaemonRpc,
   args: Record<string, unknown>,
   wait: Record<string, unknown>,
   label: string,
@@ -42,23 +41,22 @@ export async function execStreaming(
   try {
     const first = await callTool<CommandResult>(client, 'execute', { ...args, pause_timeout: 0 });
     if (first.status === 'completed') return first;
-    const followId = randomUUID();
+    const followId = globalThis.crypto.randomUUID(); // node:crypto would load at every start
     let streamed = false;
     let lastChar = '\n';
-    client.setNotificationHandler(CommandOutputNotificationSchema, (notification) => {
-      if (notification.params.follow_id !== followId || notification.params.text === '') return;
+    client.onNotification(ATTACH_METHODS.commandOutput, (params) => {
+      const text = typeof params.text === 'string' ? params.text : '';
+      if (params.follow_id !== followId || text === '') return;
       stopSpinner();
       streamed = true;
-      process.stdout.write(notification.params.text);
-      lastChar = notification.params.text.at(-1) ?? lastChar;
+      process.stdout.write(text);
+      lastChar = text.at(-1) ?? lastChar;
     });
-    await client.request(
-      {
-        method: ATTACH_METHODS.follow,
-        params: { command_id: first.command_id, follow_id: followId, from_byte: 0 },
-      },
-      EmptyResultSchema,
-    );
+    await client.request(ATTACH_METHODS.follow, {
+      command_id: first.command_id,
+      follow_id: followId,
+      from_byte: 0,
+    });
     let result: CommandResult;
     try {
       result = await callTool<CommandResult>(client, 'read_output', {
@@ -67,9 +65,7 @@ export async function execStreaming(
       });
     } finally {
       // Its reply comes after every output notification sent before it (one ordered connection).
-      await client
-        .request({ method: ATTACH_METHODS.unfollow, params: { follow_id: followId } }, EmptyResultSchema)
-        .catch(() => {});
+      await client.request(ATTACH_METHODS.unfollow, { follow_id: followId }).catch(() => {});
     }
     if (streamed && lastChar !== '\n') process.stdout.write('\r\n');
     return streamed ? { ...result, output: '' } : result;
