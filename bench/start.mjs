@@ -14,6 +14,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
+import { mcpExchange } from '../scripts/mcp-exchange.mjs';
 import {
   CONCH_MCP_BIN,
   ms,
@@ -65,56 +66,16 @@ function runNode(args) {
   });
 }
 
-/**
- * Spawns conch-mcp, answers nothing but reads its replies: `initialize`, then `execute true`. Resolves with
- * the ms from spawn to each reply; the server is ended by stdin EOF and awaited.
- */
-function mcpFirstResult() {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [CONCH_MCP_BIN], { env, stdio: ['pipe', 'pipe', 'ignore'] });
-    const send = (message) => child.stdin.write(`${JSON.stringify(message)}\n`);
-    let buffer = '';
-    let initialized;
-    let first;
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
-      buffer += chunk;
-      for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
-        const message = JSON.parse(buffer.slice(0, at));
-        buffer = buffer.slice(at + 1);
-        if (message.id === 1) {
-          initialized = performance.now() - t0;
-          send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-          send({
-            jsonrpc: '2.0',
-            id: 2,
-            method: 'tools/call',
-            params: { name: 'execute', arguments: { command: 'true' } },
-          });
-        } else if (message.id === 2) {
-          first = performance.now() - t0;
-          if (message.result?.isError) reject(new Error(`execute failed: ${JSON.stringify(message)}`));
-          child.stdin.end();
-        }
-      }
-    });
-    child.on('error', reject);
-    child.on('exit', () =>
-      first === undefined
-        ? reject(new Error('conch-mcp exited before its first result'))
-        : resolve({ initialized, first }),
-    );
-    send({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: {
-        protocolVersion: '2025-06-18',
-        capabilities: {},
-        clientInfo: { name: 'bench-start', version: '0' },
-      },
-    });
+/** conch-mcp from spawn to its `initialize` answer and to the first `execute true` result, in ms. */
+async function mcpFirstResult() {
+  const { results, times } = await mcpExchange({
+    command: process.execPath,
+    args: [CONCH_MCP_BIN],
+    env,
+    requests: [{ method: 'tools/call', params: { name: 'execute', arguments: { command: 'true' } } }],
   });
+  if (results[0]?.isError) throw new Error(`execute failed: ${JSON.stringify(results[0])}`);
+  return { initialized: times[0], first: times[1] };
 }
 
 const out = { machine: { cpus: cpus().length, loadavgStart: loadavg() }, quick: QUICK };
