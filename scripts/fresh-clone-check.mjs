@@ -37,7 +37,7 @@ function done(code, message) {
 function emptyHome(name) {
   const home = join(work, name);
   mkdirSync(home);
-  return { PATH: process.env.PATH, HOME: home, LANG: process.env.LANG ?? 'C.UTF-8' };
+  return { PATH: process.env.PATH, HOME: home, LANG: 'C.UTF-8' };
 }
 
 async function serverAnswers(env, what) {

@@ -3,23 +3,35 @@
  * server instance that no longer runs, and that instance's private directories (environment snapshots,
  * spill logs). Liveness is decided per instance — its pid and its start time, both in the tag — so a live
  * server started inside another server's session (whose environment carries that server's tag) keeps its
- * processes, and a reused pid is never taken for the instance. Called at start-up.
+ * processes, and a reused pid is never taken for the instance. Started at start-up; the directories go at
+ * once, the processes once their environments have been read (the server does not wait for that).
  */
 
 import { isInstanceAlive, removeDeadInstanceDirs } from '@conch/node';
 import { ownerOfTag } from './local-driver.js';
-import { listPids, readEnvVar, readStat } from './proc-fs.js';
+import { listPids, readEnvVarAsync, readStat } from './proc-fs.js';
+
+/** Environments read at once while reaping. */
+const ENVIRON_BATCH = 32;
 
 /**
  * Kills orphans of dead conch servers and removes their private directories under `tmpDir` (default: the
  * OS temp dir); returns how many processes it sent SIGKILL to.
  */
 export async function reapOrphans(tmpDir?: string): Promise<number> {
+  // Before the first await: a caller that does not wait still has the directories removed at once.
   removeDeadInstanceDirs(tmpDir);
   const victims: number[] = [];
-  for (const pid of listPids()) {
-    if (pid === process.pid) continue;
-    const tag = readEnvVar(pid, 'CONCH_OWNER');
+  const pids = listPids().filter((pid) => pid !== process.pid);
+  // The environments are read without blocking, a batch at a time: on a busy machine (hundreds of
+  // processes) the scan must not hold up the server that runs it.
+  const tags: Array<string | undefined> = [];
+  for (let at = 0; at < pids.length; at += ENVIRON_BATCH) {
+    const batch = pids.slice(at, at + ENVIRON_BATCH);
+    tags.push(...(await Promise.all(batch.map((pid) => readEnvVarAsync(pid, 'CONCH_OWNER')))));
+  }
+  for (const [i, pid] of pids.entries()) {
+    const tag = tags[i];
     if (!tag) continue;
     const instance = ownerOfTag(tag);
     if (instance) {

@@ -1,9 +1,10 @@
 /**
- * Small, synchronous readers of Linux's /proc used for process trees, kernel evidence of terminal reads
- * and orphan reaping. Every reader tolerates processes vanishing mid-read (returns undefined).
+ * Small readers of Linux's /proc (synchronous, but for one asynchronous environment reader) used for
+ * process trees, kernel evidence of terminal reads and orphan reaping. Every reader tolerates processes vanishing mid-read (returns undefined).
  */
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type { InputWaitFacts, ProcSample } from '@conch/core';
 import { isProcessAlive, listPids, type ProcStat, readProcStat } from '@conch/node';
 
@@ -19,6 +20,22 @@ export function readEnvVar(pid: number, name: string): string | undefined {
   } catch {
     return undefined;
   }
+  return envVarIn(text, name);
+}
+
+/** {@link readEnvVar} without blocking the event loop (reading hundreds of environments takes a while). */
+export async function readEnvVarAsync(pid: number, name: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await readFile(`/proc/${pid}/environ`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  return envVarIn(text, name);
+}
+
+/** The value of `name` in a NUL-separated environment block. */
+function envVarIn(text: string, name: string): string | undefined {
   const prefix = `${name}=`;
   for (const entry of text.split('\0')) if (entry.startsWith(prefix)) return entry.slice(prefix.length);
   return undefined;

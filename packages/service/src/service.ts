@@ -272,7 +272,7 @@ export function defaultGuards(config: ResolvedConfig): EngineGuards {
 export interface CreateServiceOptions {
   /** The command policy and audit sink (default: {@link defaultGuards} of the config). */
   guards?: EngineGuards;
-  /** Reap the processes a dead conch left before starting (default true). */
+  /** Reap what a dead conch left: its directories at once, its processes in the background (default true). */
   reap?: boolean;
   /** Offer `delegateTask` when OpenCode can be found or `--opencode-url` is given (default true). */
   delegate?: boolean;
@@ -282,7 +282,7 @@ export interface CreateServiceOptions {
 
 /**
  * Assembles the service a process serves: the policy and audit log of the config, the orphans of a dead
- * instance reaped, the local engine, and the operator's SSH settings. Throws for a malformed policy rule.
+ * instance reaped (its processes in the background), the local engine, and the operator's SSH settings. Throws for a malformed policy rule.
  */
 export async function createConchService(
   config: ResolvedConfig,
@@ -297,12 +297,14 @@ export async function createConchService(
     });
   }
   if (options.reap !== false) {
-    try {
-      const reaped = await reapOrphans();
-      if (reaped > 0) logger.info('reaped processes left by a dead conch', { count: reaped });
-    } catch (error) {
-      logger.warn('reaping orphans failed', { error: String(error) });
-    }
+    // The dead instances' directories are removed now; their processes are found (every process's environment
+    // read) and killed in the background, so that the first call does not wait for it.
+    reapOrphans().then(
+      (reaped) => {
+        if (reaped > 0) logger.info('reaped processes left by a dead conch', { count: reaped });
+      },
+      (error: unknown) => logger.warn('reaping orphans failed', { error: String(error) }),
+    );
   }
   const engine = createLocalEngine(config, logger, guards);
   const delegator = options.delegate === false ? undefined : opencodeDelegator(config.opencode, logger);
