@@ -5,8 +5,9 @@
 //     1.5 × node -e 0);
 //   - `conch-mcp`, spawn to the first result: the server spawned, `initialize` answered, then
 //     `execute {command: "true"}` answered (at most 300 ms), with the time to the `initialize` answer.
-// Each sample is one process, timed from spawn to exit (to the first result for conch-mcp). The built bins
-// are used (apps/cli/dist/bin.js, apps/mcp-server/dist/bin.js); the daemon runs in a private CONCH_HOME.
+// Each sample is one process, timed from spawn to exit (to the first result for conch-mcp). The CLI rows
+// rotate with the floor; conch-mcp's starts run after them, apart. The built bins are used
+// (apps/cli/dist/bin.js, apps/mcp-server/dist/bin.js); the daemon runs in a private CONCH_HOME.
 //
 // Usage: node start.mjs [--quick]
 
@@ -28,7 +29,8 @@ import {
 } from './lib.mjs';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
-const ROUNDS = QUICK ? 20 : 60;
+const ROUNDS = QUICK ? 30 : 80;
+const MCP_ROUNDS = QUICK ? 10 : 30;
 const CONCH_BIN = join(REPO_DIR, 'apps', 'cli', 'dist', 'bin.js');
 const FLOOR = 'node -e 0';
 /** The targets, as ratios to the floor (or absolute ms for conch-mcp). */
@@ -83,19 +85,30 @@ const initializeTimes = [];
 try {
   // The daemon, warm: started and used once before the rounds.
   await runNode([CONCH_BIN, 'exec', '--', 'true']);
+  // The CLI against the floor, then the server apart: a server's start and shutdown (its shell, its
+  // spill files) would otherwise land on whichever short process runs next.
   const samples = await sampleInterleaved(
     {
       [FLOOR]: () => runNode(['-e', '0']),
       'conch --version': () => runNode([CONCH_BIN, '--version']),
       'conch exec -- true (warm daemon)': () => runNode([CONCH_BIN, 'exec', '--', 'true']),
-      'conch-mcp: spawn to first result': async () => {
-        const { initialized, first } = await mcpFirstResult();
-        initializeTimes.push(initialized);
-        return first;
-      },
     },
-    { warmup: 2, minRounds: ROUNDS, maxRounds: ROUNDS },
+    { warmup: 3, minRounds: ROUNDS, maxRounds: ROUNDS },
   );
+  Object.assign(
+    samples,
+    await sampleInterleaved(
+      {
+        'conch-mcp: spawn to first result': async () => {
+          const { initialized, first } = await mcpFirstResult();
+          initializeTimes.push(initialized);
+          return first;
+        },
+      },
+      { warmup: 2, minRounds: MCP_ROUNDS, maxRounds: MCP_ROUNDS },
+    ),
+  );
+  initializeTimes.splice(0, 2); // the warm-up starts
   const floor = stats(samples[FLOOR]);
   const rows = [];
   out.rows = {};
@@ -122,7 +135,7 @@ try {
   const init = stats(initializeTimes);
   out.mcpInitialize = init;
   console.log(
-    `\nStart of conch's binaries against ${FLOOR} (rotating rounds, ${ROUNDS} each; each sample one process, spawn to exit), ms\n`,
+    `\nStart of conch's binaries against ${FLOOR} (CLI: rotating rounds with the floor, ${ROUNDS} each; conch-mcp: ${MCP_ROUNDS} starts after them; each sample one process, spawn to exit), ms\n`,
   );
   console.log(table(['candidate', 'median', 'p95', 'min', 'x node -e 0', 'target', '', 'n'], rows));
   console.log(

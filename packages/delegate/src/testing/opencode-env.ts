@@ -30,18 +30,14 @@ export interface OpencodeTestEnv {
 
 /**
  * Creates the temp dirs and the environment for an offline opencode talking to `baseURL`; `extraConfig` is
- * merged into its opencode.json (e.g. `permission` rules). The opencode binary this package finds (PATH, or
- * the `opencode-ai` package installed next to it: a development dependency here) is put first on the
- * environment's PATH, as a user who delegates has it: the faces (conch-mcp, the daemon) find it there.
+ * merged into its opencode.json (e.g. `permission` rules). The environment's PATH starts with the opencode
+ * this package finds ({@link pathWithOpencode}): the faces (conch-mcp, the daemon) find it there.
  */
 export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unknown> = {}): OpencodeTestEnv {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'conch-opencode-')));
   const home = join(root, 'home');
   const project = join(root, 'project');
-  const bin = join(root, 'bin');
-  for (const dir of [home, project, bin]) mkdirSync(dir, { recursive: true });
-  const opencode = findOpencode();
-  if (opencode !== undefined) symlinkSync(opencode, join(bin, 'opencode'));
+  for (const dir of [home, project]) mkdirSync(dir, { recursive: true });
   const config = {
     ...extraConfig,
     $schema: 'https://opencode.ai/config.json',
@@ -62,7 +58,7 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
     },
   };
   const env: NodeJS.ProcessEnv = {
-    PATH: [bin, process.env.PATH].filter(Boolean).join(delimiter),
+    PATH: pathWithOpencode(join(root, 'bin')),
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
@@ -80,6 +76,19 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
     env,
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/**
+ * A PATH whose first directory, `dir` (created), holds `opencode`: the binary this package finds (PATH, or
+ * the `opencode-ai` package installed next to it, a development dependency here), as a user who delegates
+ * has it. Without one, `path` unchanged.
+ */
+export function pathWithOpencode(dir: string, path: string | undefined = process.env.PATH): string {
+  const opencode = findOpencode();
+  if (opencode === undefined) return path ?? '';
+  mkdirSync(dir, { recursive: true });
+  symlinkSync(opencode, join(dir, 'opencode'));
+  return [dir, path].filter(Boolean).join(delimiter);
 }
 
 /**
