@@ -83,6 +83,35 @@ function undeclaredExternals(manifest, output) {
   return [...imported].filter((name) => !manifest.dependencies?.[name]);
 }
 
+/**
+ * The modules a bin loads right after its entry (see `bundleBins`): those of the chunks the entries import
+ * dynamically and of everything those chunks import statically, without what the entries hold themselves
+ * (`conch --version` must not load the program).
+ */
+function startupModules(output) {
+  const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
+  const closure = (roots) => {
+    const seen = new Set();
+    const stack = [...roots];
+    while (stack.length > 0) {
+      const name = stack.pop();
+      if (seen.has(name) || !chunks.has(name)) continue;
+      seen.add(name);
+      stack.push(...chunks.get(name).imports);
+    }
+    return seen;
+  };
+  const entries = [...chunks.values()].filter((c) => c.isEntry).map((c) => c.fileName);
+  const atEntry = closure(entries);
+  const lazy = [...chunks.values()].filter((c) => c.isEntry).flatMap((c) => c.dynamicImports);
+  const modules = new Set();
+  for (const name of closure(lazy)) {
+    if (atEntry.has(name)) continue;
+    for (const id of Object.keys(chunks.get(name).modules)) modules.add(id);
+  }
+  return modules;
+}
+
 /** Loads rolldown (a development dependency of the repository's root). */
 async function loadRolldown(appDir) {
   const root = resolve(appDir, '../..');
@@ -107,15 +136,28 @@ export async function bundleBins(appDir) {
     external: isExternal,
     resolve: { conditionNames: ['conch-source', 'node', 'import', 'default'] },
     transform: { target: 'node20' },
+    // The bins export nothing; other chunks may import from an entry (the start-up group needs that).
+    preserveEntrySignatures: 'allow-extension',
     logLevel: 'warn',
   });
   try {
-    const { output } = await bundle.generate({
+    const options = {
       dir: outdir,
       format: 'esm',
       entryFileNames: '[name].js',
       chunkFileNames: `${CHUNK_PREFIX}[hash].js`,
       banner: REQUIRE_SHIM,
+    };
+    // Twice: the first split shows what a start loads right after the entry (the entry's dynamic imports and
+    // what they import); the second puts all of that in one file, since every file is one more read,
+    // compile and link before the command can run.
+    const first = await bundle.generate(options);
+    const main = startupModules(first.output);
+    const { output } = await bundle.generate({
+      ...options,
+      codeSplitting: {
+        groups: [{ name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false }],
+      },
     });
     const undeclared = undeclaredExternals(manifest, output);
     if (undeclared.length > 0) {

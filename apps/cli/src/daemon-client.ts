@@ -84,17 +84,29 @@ export interface DaemonConnection {
   close(): Promise<void>;
 }
 
-/** Opens a raw socket to the daemon (starting it on first use). */
-export async function openDaemonSocket(paths: DaemonPaths = daemonPaths()): Promise<Socket> {
-  await ensureDaemon(paths);
+/** Connects to the daemon's socket (rejects when nothing accepts connections there). */
+function connectSocket(path: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect(paths.socket);
+    const socket = connect(path);
     socket.once('connect', () => {
       socket.off('error', reject);
       resolve(socket);
     });
     socket.once('error', reject);
   });
+}
+
+/**
+ * Opens a raw socket to the daemon, starting it on first use. A running daemon is connected to at once, without
+ * a probe first: every connection costs the daemon an MCP server of its own.
+ */
+export async function openDaemonSocket(paths: DaemonPaths = daemonPaths()): Promise<Socket> {
+  try {
+    return await connectSocket(paths.socket);
+  } catch {
+    await ensureDaemon(paths);
+    return connectSocket(paths.socket);
+  }
 }
 
 /** Connects an MCP client to the daemon (starting it on first use). */
