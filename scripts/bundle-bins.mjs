@@ -3,9 +3,10 @@
  * Bundles the `bin` entries of one app (apps/cli, apps/mcp-server, apps/opencode-bridge) with rolldown, so
  * that a command starts without resolving and compiling hundreds of module files:
  *
- * - the entry `dist/bin.js` holds what every start needs; what a command loads with `await import(…)` stays
- *   in separate files (`dist/chunk-*.js`, next to the entry so that `import.meta.url` means the same in
- *   each), loaded only when that command runs;
+ * - the entry `dist/bin.js` holds what every start needs (`conch --version` nothing more); what the entry
+ *   loads right after with `await import(…)` is one file (the main chunk), and what a command loads only
+ *   when it runs (the daemon, `conch attach`, ssh2, the OpenCode SDK, the screen emulator) stays in files of
+ *   its own (`dist/chunk-*.js`, next to the entry so that `import.meta.url` means the same in each);
  * - the workspace packages are bundled from their sources (the `conch-source` condition), so a bin needs no
  *   built `dist/` of its dependencies;
  * - native modules stay external and load from node_modules when first used: the terminal binary
