@@ -4,6 +4,8 @@
  * store (`SpillStore`) and the `@xterm/headless` screen renderer (`ScreenRenderer`).
  */
 
+/** V8's compile cache for the bins (Node 22.1+; nothing on Node 20), in a private directory. */
+export { compileCacheDir, enableCompileCache } from './compile-cache.js';
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
 export type { FileSpillStoreOptions } from './file-spill-store.js';
 /** The core's `SpillStore` on the local disk: one 0600 file per command in a private 0700 directory. */

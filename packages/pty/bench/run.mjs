@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { decideInputWait } from '@conch/core';
 import { foregroundGroupOf } from '@conch/core/host';
 import { ProcProcessFacts, PsProcessFacts } from '@conch/node';
-import nodePty from 'node-pty';
+import nodePty from '@lydell/node-pty';
 import { collectTargets, killTree } from '../dist/index.js';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
