@@ -49,6 +49,7 @@ export {
 export {
   type Configured,
   describeRule,
+  CONTAINER_NETWORKS,
   OUTPUT_VIEWS,
   PARAMETER_RULES,
   type ParameterContext,

@@ -19,6 +19,9 @@ export interface SessionInfo {
   host?: string;
   port?: number;
   username?: string;
+  /** The container a container session runs in (its name), and the image it was created from. */
+  container?: string;
+  image?: string;
   pid?: number;
   created_at: string;
   last_activity_at: string;

@@ -45,6 +45,8 @@ export interface SessionInit {
   host?: string;
   port?: number;
   username?: string;
+  container?: string;
+  image?: string;
   writeDeadlineMs: number;
 }
 
@@ -134,6 +136,9 @@ export class Session {
   readonly host: string | undefined;
   readonly port: number | undefined;
   readonly username: string | undefined;
+  /** The container (name) and image of a container session. */
+  readonly container: string | undefined;
+  readonly image: string | undefined;
   cols: number;
   rows: number;
   state: SessionState = 'busy';
@@ -191,6 +196,8 @@ export class Session {
     this.host = init.host;
     this.port = init.port;
     this.username = init.username;
+    this.container = init.container;
+    this.image = init.image;
     this.writeDeadlineMs = init.writeDeadlineMs;
     this.createdIso = init.clock.isoNow();
     this.lastActivityIso = this.createdIso;
@@ -640,6 +647,8 @@ export class Session {
     if (this.host !== undefined) info.host = this.host;
     if (this.port !== undefined) info.port = this.port;
     if (this.username !== undefined) info.username = this.username;
+    if (this.container !== undefined) info.container = this.container;
+    if (this.image !== undefined) info.image = this.image;
     if (this.proc?.pid !== undefined) info.pid = this.proc.pid;
     if (this.foreground) info.foreground_command_id = this.foreground.id;
     const attached = this.sharing.attachedInfo();
