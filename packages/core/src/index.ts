@@ -24,6 +24,7 @@ export type {
   MarkedProcess,
   MarkedScan,
   OpenShellOptions,
+  SandboxLaunch,
   ScreenFactory,
   ScreenRenderer,
   ScreenSnapshot,
@@ -156,6 +157,27 @@ export { compactScreen, screenPromptLine } from './output/compact-screen.js';
 // Output (docs/output.md)
 export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
 export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';
+// Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused
+export { sandboxFailureHint } from './sandbox/failure-hint.js';
+export {
+  checkSandboxNetwork,
+  chooseSandbox,
+  describeSandbox,
+  describeSandboxNetwork,
+  isWithin,
+  normalizePath,
+  resolveSandboxRules,
+  SANDBOX_LIST_MAX,
+  SANDBOX_NETWORK_WORDS,
+  SANDBOX_SECRET_STORES,
+  SANDBOX_SERVICE_SOCKETS,
+  type SandboxHostFacts,
+  type SandboxNetwork,
+  type SandboxPolicy,
+  type SandboxRequest,
+  type SandboxRules,
+  sandboxWidening,
+} from './sandbox/rules.js';
 export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
 // Shell integration (docs/sessions.md)
 export {
@@ -166,6 +188,7 @@ export {
   ShellIntegration,
   shellKindOf,
   shellQuote,
+  snapshotFile,
 } from './shell/shell-integration.js';
 export {
   COMMAND_READERS,

@@ -4,6 +4,7 @@
 
 import type { DriverKind } from './driver.js';
 import type { Vocabulary } from './hint.js';
+import type { SandboxRules } from './sandbox/rules.js';
 
 /** Lifecycle state of a session. */
 export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
@@ -22,6 +23,8 @@ export interface SessionInfo {
   /** The container a container session runs in (its name), and the image it was created from. */
   container?: string;
   image?: string;
+  /** The rules of the OS sandbox the session runs in (docs/sandbox.md); absent when it runs unsandboxed. */
+  sandbox?: SandboxRules;
   pid?: number;
   created_at: string;
   last_activity_at: string;
@@ -111,6 +114,11 @@ export interface CommandResult {
   session_ended?: true;
   /** True on the first result in a default session that was recreated after its shell exited. */
   new_shell?: true;
+  /**
+   * On a completed command that failed because of its session's sandbox: which rule refused what, and what
+   * is allowed (the exit code stays the command's own).
+   */
+  hint?: string;
 }
 
 /** A command as reported by `list_processes`. */

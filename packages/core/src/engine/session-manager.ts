@@ -9,6 +9,7 @@ import type {
   Driver,
   DriverKind,
   KillReport,
+  SandboxLaunch,
   ScreenFactory,
   ScreenSnapshot,
   SpillStore,
@@ -23,6 +24,8 @@ import { encodeKeys } from '../input/key-map.js';
 import { typedLines } from '../input/typed-line.js';
 import { compactScreen } from '../output/compact-screen.js';
 import { OutputLog } from '../output/output-log.js';
+import { sandboxFailureHint } from '../sandbox/failure-hint.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import { ShellIntegration, shellKindOf, shellQuote } from '../shell/shell-integration.js';
 import { isKnownShell, runsTypedCommands, SHELL_PROGRAMS } from '../shell/shell-programs.js';
 import type {
@@ -112,6 +115,8 @@ export interface CreateLocalRequest {
   cols?: number;
   rows?: number;
   name?: string;
+  /** Run the session inside an OS sandbox with these (resolved) rules; fixed for the session's life. */
+  sandbox?: SandboxRules;
 }
 
 /** Parameters for opening a session on any driver (`create_local`, `connect_ssh`, `create_container`). */
@@ -262,7 +267,14 @@ export class SessionManager implements ParameterContext {
       ...request.env,
       [SESSION_MARKER]: id,
     };
+    if (request.sandbox !== undefined && driver.kind !== 'local') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `A ${driver.kind} session cannot be sandboxed.`);
+    }
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
+    const sandbox: SandboxLaunch | undefined =
+      request.sandbox === undefined
+        ? undefined
+        : { rules: request.sandbox, privateDir: envFile.slice(0, envFile.lastIndexOf('/')) };
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
     const initPath = await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc }));
     const launch = integration.launch(initPath, { noRc });
@@ -287,6 +299,7 @@ export class SessionManager implements ParameterContext {
       ...(request.username === undefined ? {} : { username: request.username }),
       ...(request.container === undefined ? {} : { container: request.container }),
       ...(request.image === undefined ? {} : { image: request.image }),
+      ...(sandbox === undefined ? {} : { sandbox }),
     });
     const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
     let proc: TerminalProcess;
@@ -298,6 +311,7 @@ export class SessionManager implements ParameterContext {
         env: { ...env, ...launch.env },
         cols,
         rows,
+        ...(sandbox === undefined ? {} : { sandbox }),
       });
     } catch (error) {
       screen?.dispose();
@@ -485,7 +499,7 @@ export class SessionManager implements ParameterContext {
     for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
     this.sessions.delete(session.id);
     for (const id of session.commandIds) this.forgetCommand(id);
-    void session.driver.removePrivateFile(session.envFile).catch(() => {});
+    for (const file of session.snapshotFiles()) void session.driver.removePrivateFile(file).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
     if (session.kind !== 'local' && !stillUsed) await session.driver.dispose().catch(() => {});
@@ -842,6 +856,7 @@ export class SessionManager implements ParameterContext {
           kind: 'local',
           id,
           name: DEFAULT_SESSION_ID,
+          ...(this.defaults.sandbox === undefined ? {} : { sandbox: this.defaults.sandbox }),
         }).then((session) => {
           // The agent's cwd and exports went with the old shell: the first result in the new one says so.
           session.newShellNotice = replacesExited;
@@ -927,7 +942,10 @@ export class SessionManager implements ParameterContext {
   private async startForeground(session: Session, text: string, cwd: string | undefined): Promise<Command> {
     const id = this.uniqueCommandId();
     const terminal: CommandTerminal = {
-      write: (data) => session.write(data),
+      write: async (data) => {
+        await session.lineRead(command, this.defaults.writeDeadlineMs);
+        return session.write(data);
+      },
       inputWaitEvidence: () => session.foregroundInputWait(command),
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
@@ -984,11 +1002,12 @@ export class SessionManager implements ParameterContext {
     // The environment an isolated command loads is the one the shell snapshots after each command's end.
     await session.snapshotWritten(this.defaults.snapshotWaitMs);
     const id = this.uniqueCommandId();
+    const snapshot = session.leaseSnapshot();
     const launch = session.integration.isolatedLaunch({
       commandId: id,
       text,
       cwd: cwd ?? session.cwd ?? undefined,
-      envFile: session.envFile,
+      envFile: snapshot.file,
       shell: session.shell,
     });
     const screen = this.screenFactory?.(session.cols, session.rows);
@@ -1022,7 +1041,10 @@ export class SessionManager implements ParameterContext {
     const deliver = (pieces: ReturnType<TerminalStream['push']>) => {
       for (const piece of pieces) {
         if (piece.type === 'data') command.appendOutput(piece.bytes);
-        else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
+        else if (piece.marker.type === 'start' && piece.marker.commandId === id) {
+          // The wrapper prints its start marker once it has loaded the environment.
+          snapshot.release();
+        } else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
           endInfo = { status: piece.marker.status, cwd: piece.marker.cwd };
         }
       }
@@ -1035,8 +1057,10 @@ export class SessionManager implements ParameterContext {
         env: { ...session.env, ...launch.env, [COMMAND_MARKER]: id },
         cols: session.cols,
         rows: session.rows,
+        ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       });
     } catch (error) {
+      snapshot.release();
       screen?.dispose();
       throw ConchError.is(error)
         ? error
@@ -1052,6 +1076,7 @@ export class SessionManager implements ParameterContext {
     const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
     const exitSub = running.onExit((info) => {
       deliver(stream.flush());
+      snapshot.release();
       dataSub.dispose();
       exitSub.dispose();
       proc = undefined;
@@ -1159,6 +1184,16 @@ export class SessionManager implements ParameterContext {
     if (completed) {
       result.exit_code = command.exitCode;
       result.signal = command.signal;
+      const session = this.sessions.get(command.sessionId);
+      const hint =
+        session?.sandbox &&
+        sandboxFailureHint(
+          session.sandbox.rules,
+          result.output,
+          command.exitCode,
+          command.cwdAfter ?? session.cwd ?? undefined,
+        );
+      if (hint) result.hint = hint;
       if (!command.isolated && command.cwdAfter !== undefined) {
         result.cwd = command.cwdAfter;
         if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)

@@ -18,6 +18,7 @@ import type {
 import type { CommandPolicy } from '../engine/policy-hook.js';
 import { SessionManager } from '../engine/session-manager.js';
 import { ConchError } from '../errors.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import type { CommandResult } from '../types.js';
 import { readToEnd } from './read-to-end.js';
 
@@ -55,6 +56,8 @@ export interface ConformanceSetup {
    * the typed-input policy cases run with it (the core cannot build one itself).
    */
   denyRm: () => CommandPolicy;
+  /** Run the suite's sessions inside an OS sandbox with these rules (a local driver's sandboxed sessions). */
+  sandbox?: SandboxRules;
 }
 
 async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms = 15000): Promise<T> {
@@ -87,7 +90,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         // A program that stops reading its input must time out a write soon.
         defaults: { writeDeadlineMs: 1500 },
       });
-      const session = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const session = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       sid = session.id;
     }, 60_000);
 
@@ -576,7 +583,9 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       const victimThere = async () => (await run(`test -e ${work}/victim && echo yes || echo no`)).output;
 
       beforeAll(async () => {
-        work = (await run('mktemp -d')).output;
+        // A sandboxed session's /tmp is its own: the guarded session (a second sandbox) would not see it.
+        work = (await run(setup.sandbox ? 'mktemp -d "$HOME/.conch-conformance.XXXXXX"' : 'mktemp -d'))
+          .output;
         await run(`printf precious > ${work}/victim`);
         // The driver is borrowed: this manager's shutdown must not dispose it (a remote host's driver goes
         // with the last session of the manager that closes it).
@@ -593,11 +602,19 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
           policy: setup.denyRm(),
           defaults: { cwd: work, writeDeadlineMs: 1500 },
         });
-        gsid = (await guarded.openSession(borrowed, { kind: setup.kind, shell: '/bin/bash', cwd: work })).id;
+        gsid = (
+          await guarded.openSession(borrowed, {
+            kind: setup.kind,
+            shell: '/bin/bash',
+            cwd: work,
+            ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+          })
+        ).id;
       }, 60_000);
 
       afterAll(async () => {
         await guarded?.shutdown();
+        if (work) await run(`rm -rf ${work}`);
       }, 60_000);
 
       it('denies rm through execute, and nothing runs', async () => {
@@ -922,7 +939,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     });
 
     it('closes the session when its shell exits, and says so afterwards', async () => {
-      const other = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const other = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       const r = await manager.execute({ command: 'exit 7', session_id: other.id, pause_timeout: 10 });
       expect(r.status).toBe('completed');
       expect(r.exit_code).toBe(7);
