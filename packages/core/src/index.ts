@@ -48,9 +48,9 @@ export {
   OUTPUT_LINES_RANGE,
 } from './engine/limits.js';
 export {
+  CONTAINER_NETWORKS,
   type Configured,
   describeRule,
-  CONTAINER_NETWORKS,
   OUTPUT_VIEWS,
   PARAMETER_RULES,
   type ParameterContext,

@@ -232,6 +232,8 @@ export type ParameterValue<D> = D extends { type: 'string' }
           ? string | string[]
           : D extends { type: 'string_map' }
             ? Record<string, string>
-            : D extends { type: 'sandbox' }
-              ? SandboxRequest
-              : never;
+            : D extends { type: 'string_list' }
+              ? string[]
+              : D extends { type: 'sandbox' }
+                ? SandboxRequest
+                : never;

@@ -103,7 +103,11 @@ export class SshChannelProcess extends HostTerminalProcess {
    * for root logins), then closing the channel, which hangs up its terminal. Escaped (marked) processes
    * cannot be reached this way.
    */
-  protected override async fallbackKill(mode: 'tree' | 'job', name: string, graceMs: number): Promise<KillReport> {
+  protected override async fallbackKill(
+    mode: 'tree' | 'job',
+    name: string,
+    graceMs: number,
+  ): Promise<KillReport> {
     if (mode === 'job') {
       await this.write('\x03', 1000).catch(() => {});
       return { result: 'stop_unconfirmed', survivors: [] };

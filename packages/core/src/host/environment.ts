@@ -16,9 +16,13 @@ export function isValidEnvName(name: string): boolean {
 export function assertEnvNames(env: Readonly<Record<string, string>>): void {
   for (const name of Object.keys(env)) {
     if (!isValidEnvName(name)) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid environment variable name: ${JSON.stringify(name)}.`, {
-        hint: `Names are letters, digits and underscores, not starting with a digit (${ENV_NAME_RULE}).`,
-      });
+      throw new ConchError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Invalid environment variable name: ${JSON.stringify(name)}.`,
+        {
+          hint: `Names are letters, digits and underscores, not starting with a digit (${ENV_NAME_RULE}).`,
+        },
+      );
     }
   }
 }

@@ -25,10 +25,10 @@ export {
 } from './host-terminal-process.js';
 /** The environment markers of conch's processes. */
 export { COMMAND_MARKER, markerEntry, OWNER_MARKER, SESSION_MARKER } from './markers.js';
-/** How a host's process facts are read. */
-export type { ProcessFactsKind } from './process-facts.js';
 /** The names of a driver's private files. */
 export { isPrivateFilePath, privateFilePath } from './private-files.js';
+/** How a host's process facts are read. */
+export type { ProcessFactsKind } from './process-facts.js';
 /** Readers of the host scripts' reports. */
 export {
   type ConnectProbe,

@@ -63,7 +63,8 @@ export function startupScript(options: {
   }
   if (options.size !== undefined) {
     const { cols, rows } = options.size;
-    if (!Number.isInteger(cols) || !Number.isInteger(rows)) throw new Error('terminal size must be whole numbers');
+    if (!Number.isInteger(cols) || !Number.isInteger(rows))
+      throw new Error('terminal size must be whole numbers');
     lines.push(`stty cols ${cols} rows ${rows} 2>/dev/null`);
   }
   lines.push(marker('pid', '"$$"'));
