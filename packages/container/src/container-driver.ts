@@ -69,6 +69,16 @@ const SCRIPT_WAIT_MS: Readonly<Record<HostScriptPurpose, number>> = {
 };
 /** Most characters of a private file sent in one helper script (an argument stays far below 128 KiB). */
 const FILE_CHUNK_CHARS = 32 * 1024;
+/**
+ * Prints the state of process `$1` from /proc: its state letter and wait status (`exit_code`, field 52 of
+ * `stat`, readable while it is unreaped), or `gone`.
+ */
+const PROCESS_STATE_SCRIPT = `s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo gone; exit 0; }
+s=\${s##*) }
+set -f
+set -- $s
+echo "$1 \${50:-}"`;
+
 /** How long the engine may take to report an exec's exit after its stream ended. */
 const EXIT_REPORT_MS = 3000;
 
@@ -184,7 +194,8 @@ export class ContainerDriver implements Driver {
     if (this.lostReason !== undefined) {
       throw new ConchError(ErrorCode.SESSION_LOST, `The container ${this.name} is gone: ${this.lostReason}.`);
     }
-    if (this.closing) throw new ConchError(ErrorCode.SESSION_CLOSED, `The container session in ${this.name} is closed.`);
+    if (this.closing)
+      throw new ConchError(ErrorCode.SESSION_CLOSED, `The container session in ${this.name} is closed.`);
   }
 
   /** Starts one helper shell: `/bin/sh` reading commands, its output demultiplexed. */
@@ -278,6 +289,18 @@ export class ContainerDriver implements Driver {
       },
       release: (proc) => {
         this.procs.delete(proc);
+      },
+      processState: async (pid) => {
+        const out = await this.runScript(PROCESS_STATE_SCRIPT, [String(pid)], {
+          timeoutMs: 5000,
+          waitMs: 2000,
+        });
+        const [state, status] = out.trim().split(' ');
+        if (state === 'gone' || state === undefined) return { state: 'gone' };
+        if ((state === 'Z' || state === 'X') && status !== undefined && /^\d+$/.test(status)) {
+          return { state: 'ended', status: Number(status) };
+        }
+        return { state: 'running' };
       },
     };
   }
@@ -462,9 +485,10 @@ export class ContainerDriver implements Driver {
     }
     for (const proc of procs) proc.dispose();
     if (!this.removeOnDispose && !this.lost && this.privateDirectory !== '') {
-      await this.runScript('rm -rf -- "$1"', [this.privateDirectory], { timeoutMs: 5000, waitMs: 2000 }).catch(
-        () => {},
-      );
+      await this.runScript('rm -rf -- "$1"', [this.privateDirectory], {
+        timeoutMs: 5000,
+        waitMs: 2000,
+      }).catch(() => {});
     }
     this.closing = true;
     this.helpers.close();

@@ -102,7 +102,9 @@ function loadDockerode(): Promise<typeof Docker> {
       throw new ConchError(
         ErrorCode.INTERNAL,
         `The container driver could not load dockerode: ${error instanceof Error ? error.message : String(error)}`,
-        { hint: 'Reinstall conch (its dependency dockerode is missing or broken); other sessions are unaffected.' },
+        {
+          hint: 'Reinstall conch (its dependency dockerode is missing or broken); other sessions are unaffected.',
+        },
       );
     },
   );
@@ -158,7 +160,10 @@ export class ContainerEngine {
    * Runs one engine request with a deadline. A request that cannot reach the engine (or outlives the
    * deadline) rejects with CONTAINER_ENGINE_UNREACHABLE; the engine's own answers are rethrown as they are.
    */
-  async request<T>(what: (docker: Docker, signal: AbortSignal) => Promise<T>, timeoutMs = ENGINE_REQUEST_TIMEOUT_MS): Promise<T> {
+  async request<T>(
+    what: (docker: Docker, signal: AbortSignal) => Promise<T>,
+    timeoutMs = ENGINE_REQUEST_TIMEOUT_MS,
+  ): Promise<T> {
     const docker = await this.docker();
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;

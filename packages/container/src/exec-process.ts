@@ -15,7 +15,13 @@
  */
 
 import type { Duplex } from 'node:stream';
-import { createRealClock, type ExitInfo, type KillReport, signalFromStatus, terminalExitedError } from '@conch/core';
+import {
+  createRealClock,
+  type ExitInfo,
+  type KillReport,
+  signalFromStatus,
+  terminalExitedError,
+} from '@conch/core';
 import { HostTerminalProcess, type TerminalHost } from '@conch/core/host';
 
 /** The clock of write deadlines and probe reuse (real time). */
@@ -29,6 +35,24 @@ export interface ExecHost extends TerminalHost {
   resize(cols: number, rows: number): Promise<void>;
   /** Called once when the process is disposed or has exited (bookkeeping). */
   release(proc: ContainerExecProcess): void;
+  /**
+   * The program `pid`'s state seen from the container's /proc: still there, ended and not yet reaped (with
+   * its wait status), or gone.
+   */
+  processState(pid: number): Promise<ProcessState>;
+}
+
+/** A program's state in the container's /proc (`status`: the wait status of one that ended, unreaped). */
+export type ProcessState = { state: 'running' } | { state: 'ended'; status: number } | { state: 'gone' };
+
+/** How often a terminal whose input is stuck is checked for its program's end. */
+const STUCK_WATCH_MS = 250;
+
+/** How a wait status (`waitpid`'s form) reads. */
+function exitInfoOfWaitStatus(status: number): ExitInfo {
+  const signal = status & 0x7f;
+  if (signal === 0) return { exitCode: (status >> 8) & 0xff, signal: null };
+  return { exitCode: null, signal: signalFromStatus(128 + signal) };
 }
 
 /** How an exit status of the engine reads: 128+N is signal N (as a shell reports it), anything else a code. */
@@ -42,6 +66,10 @@ export class ContainerExecProcess extends HostTerminalProcess {
   private readonly stream: Duplex;
   private readonly execHost: ExecHost;
   private ended = false;
+  /** Input waits here while a resize is on its way (a resize takes effect before any later input). */
+  private inputGate: Promise<void> | undefined;
+  /** True while a watch of a stuck terminal runs (see {@link watchStuck}). */
+  private watching = false;
 
   constructor(stream: Duplex, host: ExecHost, nonce: string) {
     super(REAL_CLOCK, host, nonce);
@@ -74,24 +102,86 @@ export class ContainerExecProcess extends HostTerminalProcess {
     this.execHost.release(this);
   }
 
+  /** Runs `step` after every resize and write already asked for (the engine's resizes are requests of their own). */
+  private afterGate(step: () => void | Promise<void>): void {
+    const gate = this.inputGate;
+    if (gate === undefined) {
+      const result = step();
+      if (result === undefined) return;
+      this.holdGate(result);
+      return;
+    }
+    this.holdGate(gate.then(step));
+  }
+
+  private holdGate(pending: Promise<void>): void {
+    const gate = pending.catch(() => {});
+    this.inputGate = gate;
+    void gate.then(() => {
+      if (this.inputGate === gate) this.inputGate = undefined;
+    });
+  }
+
   protected override writeBytes(bytes: Uint8Array, deadlineMs: number): Promise<void> {
     const stream = this.stream;
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    return this.withWriteDeadline(deadlineMs, (done) => {
+    const written = this.withWriteDeadline(deadlineMs, (done) => {
+      let abandoned = false;
       const doWrite = () => {
+        if (abandoned) return;
         if (this.hasExited) return done(terminalExitedError());
         // The callback runs once the socket took the bytes; a full socket waits for 'drain'.
         stream.write(buffer, (error) => done(error ?? undefined));
       };
-      if (stream.writableNeedDrain) stream.once('drain', doWrite);
-      else doWrite();
-      return () => stream.off('drain', doWrite);
+      this.afterGate(() => {
+        if (stream.writableNeedDrain) stream.once('drain', doWrite);
+        else doWrite();
+      });
+      return () => {
+        abandoned = true;
+        stream.off('drain', doWrite);
+      };
     });
+    written.catch((error: unknown) => {
+      if ((error as { code?: unknown } | null)?.code === 'WRITE_TIMEOUT') this.watchStuck();
+    });
+    return written;
   }
 
   override resize(cols: number, rows: number): void {
     if (this.hasExited || this.disposed) return;
-    void this.execHost.resize(cols, rows).catch(() => {});
+    this.afterGate(() => this.execHost.resize(cols, rows));
+  }
+
+  /**
+   * Input the program does not read can wedge the engine: Podman's monitor blocks writing it into the
+   * terminal and then neither reaps the program nor ends the exec's stream when it exits. Once a write has
+   * timed out, the program's end is therefore also watched in the container's /proc, and read from there
+   * (its wait status, while it is unreaped) when the stream does not end.
+   */
+  private watchStuck(): void {
+    const pid = this.pid;
+    if (this.watching || this.ended || pid === undefined) return;
+    this.watching = true;
+    const check = async () => {
+      if (this.ended || this.disposed || this.host.lost) return;
+      const seen = await this.execHost.processState(pid).catch(() => undefined);
+      if (this.ended || this.disposed) return;
+      if (seen?.state === 'ended') {
+        this.ended = true;
+        this.endOfOutput();
+        this.deliverExit(exitInfoOfWaitStatus(seen.status));
+        this.execHost.release(this);
+        this.stream.destroy();
+        return;
+      }
+      if (seen?.state === 'gone') {
+        // Reaped: the engine saw the end, and the stream's end follows with the status.
+        return;
+      }
+      setTimeout(() => void check(), STUCK_WATCH_MS).unref();
+    };
+    void check();
   }
 
   /**

@@ -41,4 +41,4 @@ export { isOrphan, LABELS, ownerLabels } from './owner.js';
 /** Removal of the containers of dead conch servers. */
 export { reapOrphanContainers } from './reap.js';
 /** The helper shells that run the host scripts. */
-export { type ScriptResult, ScriptHelper, ScriptHelpers, type StartHelper } from './script-helpers.js';
+export { ScriptHelper, ScriptHelpers, type ScriptResult, type StartHelper } from './script-helpers.js';

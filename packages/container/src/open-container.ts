@@ -11,7 +11,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { CONTAINER_NETWORKS, ConchError, ErrorCode } from '@conch/core';
+import { type CONTAINER_NETWORKS, ConchError, ErrorCode } from '@conch/core';
 import type Docker from 'dockerode';
 import { ContainerDriver } from './container-driver.js';
 import { type ContainerEngine, engineAnswer } from './engine.js';
@@ -91,7 +91,9 @@ export async function openContainer(
     );
   }
   await engine.ping();
-  return image !== undefined ? createFromImage(engine, image, mounts.map(bindOf), options) : attach(engine, container!, options);
+  return image !== undefined
+    ? createFromImage(engine, image, mounts.map(bindOf), options)
+    : attach(engine, container!, options);
 }
 
 async function createFromImage(
@@ -164,7 +166,11 @@ async function createFromImage(
   return { driver, container: name, image, created: true };
 }
 
-async function attach(engine: ContainerEngine, reference: string, options: OpenContainerOptions): Promise<OpenedContainer> {
+async function attach(
+  engine: ContainerEngine,
+  reference: string,
+  options: OpenContainerOptions,
+): Promise<OpenedContainer> {
   const found = (await engine.docker()).getContainer(reference);
   let info: Docker.ContainerInspectInfo;
   try {
@@ -219,7 +225,7 @@ function refused(engine: ContainerEngine, what: string, error: unknown): unknown
       : ErrorCode.INVALID_ARGUMENT,
     `The container engine at ${engine.where} could not ${what}: ${answer.message || `HTTP ${answer.statusCode}`}.`,
     {
-      hint: 'Check the image, mounts (the host paths must exist on the engine\'s machine), user and workdir.',
+      hint: "Check the image, mounts (the host paths must exist on the engine's machine), user and workdir.",
       data: { status: answer.statusCode },
       cause: error,
     },

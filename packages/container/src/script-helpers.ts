@@ -8,7 +8,7 @@
  */
 
 import { randomBytes } from 'node:crypto';
-import { PassThrough, type Duplex } from 'node:stream';
+import type { Duplex, PassThrough } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { shellQuote } from '@conch/core';
 

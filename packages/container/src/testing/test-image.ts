@@ -143,7 +143,19 @@ function presentPrograms(): string[] {
 
 /** Builds the root file system into `root` (see the module doc). */
 function buildRoot(root: string): void {
-  for (const dir of ['usr/bin', 'usr/lib', 'usr/lib64', 'usr/sbin', 'etc', 'root', 'home/ada', 'tmp', 'dev', 'proc', 'sys']) {
+  for (const dir of [
+    'usr/bin',
+    'usr/lib',
+    'usr/lib64',
+    'usr/sbin',
+    'etc',
+    'root',
+    'home/ada',
+    'tmp',
+    'dev',
+    'proc',
+    'sys',
+  ]) {
     mkdirSync(join(root, dir), { recursive: true });
   }
   chmodSync(join(root, 'tmp'), 0o1777);
@@ -168,7 +180,8 @@ function buildRoot(root: string): void {
     }
   }
   for (const [link, to] of Object.entries(LINKS)) {
-    if (existsSync(join(root, dirname(link), to)) && !existsSync(join(root, link))) symlinkSync(to, join(root, link));
+    if (existsSync(join(root, dirname(link), to)) && !existsSync(join(root, link)))
+      symlinkSync(to, join(root, link));
   }
   if (existsSync(PYTHON_LIB)) {
     for (const name of readdirSync(PYTHON_LIB)) {
@@ -197,7 +210,13 @@ function buildRoot(root: string): void {
 export function testImageTarball(): string {
   const programs = presentPrograms();
   const hash = createHash('sha256')
-    .update(JSON.stringify({ IMAGE_VERSION, programs, sizes: programs.map((p) => lstatSync(realpathSync(p)).size) }))
+    .update(
+      JSON.stringify({
+        IMAGE_VERSION,
+        programs,
+        sizes: programs.map((p) => lstatSync(realpathSync(p)).size),
+      }),
+    )
     .digest('hex')
     .slice(0, 16);
   const tarball = join(tmpdir(), `conch-test-image-${hash}.tar`);
