@@ -19,6 +19,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { homedir } from 'node:os';
 import {
   ConchLineTransport,
+  containerTools,
   createConchServer,
   delegateTools,
   SHUTDOWN_DEADLINE_MS,
@@ -153,7 +154,12 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
   if (previous) logger.info('replacing an earlier daemon', { how: previous });
   // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine.
   const service = await createConchService(config, logger, { previousSessionsGone: previous !== undefined });
-  const tools: ToolRegistrar[] = [sshTools(), delegateTools(), ...(options.extraTools ?? [])];
+  const tools: ToolRegistrar[] = [
+    sshTools(),
+    containerTools(),
+    delegateTools(),
+    ...(options.extraTools ?? []),
+  ];
   const startedAt = new Date().toISOString();
   const identity = () => ({
     pid: process.pid,
