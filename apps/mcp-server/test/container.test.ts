@@ -193,6 +193,36 @@ describe.runIf(podmanAvailable())('create_container (built server, real Podman s
     await s.ok('close_session', { session_id: session.session_id });
   });
 
+  it('survives an engine restart: its sessions become lost without a hang, and new ones open once it is back', async () => {
+    const s = await server();
+    const session = await s.ok<ContainerSession>('create_container', {
+      image: podman.image,
+      name: 'restart',
+    });
+    const running = await s.exec('echo started; sleep 300', {
+      session_id: session.session_id,
+      pause_timeout: 1,
+    });
+    expect(running.status).toBe('partial');
+    await podman.crash();
+    const after = await s.ok<CommandResult>('read_output', {
+      command_id: running.command_id,
+      pause_timeout: 30,
+    });
+    expect(after).toMatchObject({ status: 'completed', state: 'lost' });
+    expect((await s.exec('echo still here')).output).toBe('still here');
+    await podman.restart();
+    // Closing the lost session removes the container conch created, now that the engine answers again.
+    await s.ok('close_session', { session_id: session.session_id });
+    expect(await podman.containers('io.conch.owner')).toEqual([]);
+    const again = await s.ok<ContainerSession>('create_container', {
+      image: podman.image,
+      name: 'after-restart',
+    });
+    expect((await s.exec('echo back', { session_id: again.session_id })).output).toBe('back');
+    await s.ok('close_session', { session_id: again.session_id });
+  });
+
   it('applies the command policy inside containers', async () => {
     const s = await server({ args: ['--deny', 'rm'] });
     const session = await s.ok<ContainerSession>('create_container', {
