@@ -8,7 +8,9 @@
  * down, image missing, container killed mid-command), the command policy, and the listing rule.
  */
 
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type PodmanService, podmanAvailable, startPodmanService } from '@conch/container/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CommandResult, type ServerHandle, type StartOptions, startServer, waitFor } from './harness.js';
@@ -221,6 +223,37 @@ describe.runIf(podmanAvailable())('create_container (built server, real Podman s
     });
     expect((await s.exec('echo back', { session_id: again.session_id })).output).toBe('back');
     await s.ok('close_session', { session_id: again.session_id });
+  });
+
+  it('bind-mounts host directories (read-only with :ro) and names a malformed mount', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conch-mount-'));
+    writeFileSync(join(dir, 'hello.txt'), 'from the host\n');
+    try {
+      const s = await server();
+      const bad = await s.call('create_container', { image: podman.image, mounts: ['relative:/work'] });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toContain('INVALID_ARGUMENT');
+      expect(bad.text).toContain('"relative:/work"');
+      const session = await s.ok<ContainerSession>('create_container', {
+        image: podman.image,
+        name: 'mounted',
+        mounts: [`${dir}:/work`, `${dir}:/readonly:ro`],
+        workdir: '/work',
+      });
+      const sid = session.session_id;
+      expect(await s.exec('cat hello.txt && echo written > out.txt', { session_id: sid })).toMatchObject({
+        exit_code: 0,
+        output: 'from the host',
+        cwd: '/work',
+      });
+      expect(readFileSync(join(dir, 'out.txt'), 'utf8')).toBe('written\n');
+      const ro = await s.exec('echo no > /readonly/x.txt', { session_id: sid });
+      expect(ro.exit_code).not.toBe(0);
+      expect(ro.output).toMatch(/Read-only file system/);
+      await s.ok('close_session', { session_id: sid });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('applies the command policy inside containers', async () => {
