@@ -21,6 +21,7 @@ const SCRIPTS = QUICK
       ['round-trip.mjs', 180, []],
       ['mcp-round-trip.mjs', 150, []],
       ['sandbox.mjs', 180, []],
+      ['container.mjs', 300, []],
       ['memory.mjs', 400, []],
     ];
 

@@ -28,7 +28,14 @@ const target = join(root, 'docs', 'tools.md');
 const home = mkdtempSync(join(tmpdir(), 'conch-tool-reference-'));
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [join(root, 'apps', 'mcp-server', 'dist', 'bin.js'), '--opencode-bin', opencode],
+  // A configured container engine (it need not run) lists create_container, which needs one.
+  args: [
+    join(root, 'apps', 'mcp-server', 'dist', 'bin.js'),
+    '--opencode-bin',
+    opencode,
+    '--docker-host',
+    'unix:///nonexistent/conch-tool-reference.sock',
+  ],
   env: { ...process.env, HOME: home },
   stderr: 'ignore',
 });
@@ -70,7 +77,7 @@ const out = [
   'returns `structuredContent` matching its output schema plus one text block; an error is a result with',
   '`isError: true` and `structuredContent: { error: { code, message, hint?, data? } }` (codes below). The',
   'concepts are explained in [sessions](sessions.md), [waiting](waiting.md), [output](output.md),',
-  '[SSH](ssh.md), [policy](policy.md), [delegation](delegation.md), [profiles](profiles.md) and [the CLI](cli.md).',
+  '[SSH](ssh.md), [containers](containers.md), [policy](policy.md), [delegation](delegation.md), [profiles](profiles.md) and [the CLI](cli.md).',
   '',
   '## Server instructions',
   '',

@@ -19,6 +19,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { homedir } from 'node:os';
 import {
   ConchLineTransport,
+  containerTools,
   createConchServer,
   delegateTools,
   SHUTDOWN_DEADLINE_MS,
@@ -185,7 +186,12 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
     previousSessionsGone: previous !== undefined,
     guards: { ...guards, audit },
   });
-  const tools: ToolRegistrar[] = [sshTools(), delegateTools(), ...(options.extraTools ?? [])];
+  const tools: ToolRegistrar[] = [
+    sshTools(),
+    containerTools(),
+    delegateTools(),
+    ...(options.extraTools ?? []),
+  ];
   const startedAt = new Date().toISOString();
   const identity = () => ({
     pid: process.pid,

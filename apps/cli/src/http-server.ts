@@ -17,7 +17,7 @@
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
+import { containerTools, createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
 import { createConchService, createLogger, type ResolvedConfig } from '@conch/service';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -109,7 +109,7 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (!options.token) process.stderr.write(`conch mcp: bearer token: ${token}\n`);
   const service = await createConchService(config, logger, { reap: false });
-  const tools = [sshTools()];
+  const tools = [sshTools(), containerTools()];
   const sessions = new Map<string, McpSession>();
   let allowedHosts = new Set<string>();
 

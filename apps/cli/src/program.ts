@@ -151,6 +151,11 @@ type Caller = <T = Record<string, unknown>>(
 ) => Promise<T>;
 
 /** JSON on stdout, with no raw control character a terminal would act on (the same JSON value). */
+/** Commander's collector of a repeatable option. */
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 function printJson(value: unknown): void {
   process.stdout.write(`${terminalSafeJson(value)}\n`);
 }
@@ -469,6 +474,49 @@ export function buildProgram(setExit: (code: number) => void): Command {
               ...(options.name ? { name: options.name } : {}),
             },
             `connecting to ${destination}`,
+          );
+          if (options.json) printJson(result);
+          else process.stdout.write(`${escapeControls(result.session_id)}\n`);
+          return 0;
+        }),
+      )(),
+    );
+
+  program
+    .command('container')
+    .description(
+      'Open a persistent shell session inside a container in the daemon: a new one from IMAGE (removed when the session closes unless --keep), or a running one with --attach (left running).',
+    )
+    .argument('[image]', 'the image to create a container from (must be on the engine; conch never pulls)')
+    .option('--attach <container>', 'attach to this running container (name or id) instead')
+    .option('--mount <HOST:PATH[:ro]>', 'bind mount into a new container (repeatable)', collect, [])
+    .addOption(parameterOption('create_container', 'network', '--network <network>'))
+    .option('--workdir <dir>', "the shell's starting directory in the container")
+    .option('--user <user>', 'the user the shell runs as')
+    .option('--keep', 'keep the new container when the session closes')
+    .option('--name <name>', 'a name for the session')
+    .option('--json', 'print JSON')
+    .action((image: string | undefined, options) =>
+      run(() =>
+        withDaemon(options.json === true, async (call) => {
+          if ((image === undefined) === (options.attach === undefined))
+            throw new CommanderError(
+              EXIT_USAGE,
+              'conch.usage',
+              'Give an IMAGE to create a container from, or --attach NAME for a running one (not both).',
+            );
+          const result = await call<{ session_id: string }>(
+            'create_container',
+            {
+              ...(image === undefined ? { container: options.attach } : { image }),
+              ...(options.mount.length > 0 ? { mounts: options.mount } : {}),
+              ...(options.network ? { network: options.network } : {}),
+              ...(options.workdir ? { workdir: options.workdir } : {}),
+              ...(options.user ? { user: options.user } : {}),
+              ...(options.keep ? { keep: true } : {}),
+              ...(options.name ? { name: options.name } : {}),
+            },
+            image === undefined ? `attaching to ${options.attach}` : `creating a container from ${image}`,
           );
           if (options.json) printJson(result);
           else process.stdout.write(`${escapeControls(result.session_id)}\n`);

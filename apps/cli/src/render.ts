@@ -122,6 +122,7 @@ interface SessionRow {
   cwd: string;
   host?: string;
   username?: string;
+  container?: string;
   attached?: { viewers: number; holds_terminal: boolean };
   sandbox?: SandboxRules;
 }
@@ -143,7 +144,11 @@ export function sessionTable(sessions: readonly SessionRow[]): string {
       s.kind,
       s.state,
       attachedCell(s.attached),
-      s.kind === 'ssh' ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}` : s.cwd,
+      s.kind === 'ssh'
+        ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}`
+        : s.kind === 'container'
+          ? `${s.container ?? ''}:${s.cwd}`
+          : s.cwd,
       s.sandbox === undefined ? '-' : describeSandbox(s.sandbox),
     ]),
   );

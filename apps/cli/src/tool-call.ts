@@ -33,6 +33,7 @@ export class ConchCliError extends Error {
 export const CLI_VOCABULARY: Vocabulary = {
   createLocal: 'conch exec',
   connectSsh: 'conch ssh',
+  createContainer: 'conch container',
   listSessions: 'conch sessions',
   closeSession: 'conch close',
   execute: 'conch exec',

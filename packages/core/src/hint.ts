@@ -9,6 +9,7 @@
 export const VERBS = [
   'createLocal',
   'connectSsh',
+  'createContainer',
   'listSessions',
   'closeSession',
   'execute',

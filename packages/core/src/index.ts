@@ -48,6 +48,7 @@ export {
   OUTPUT_LINES_RANGE,
 } from './engine/limits.js';
 export {
+  CONTAINER_NETWORKS,
   type Configured,
   describeRule,
   OUTPUT_VIEWS,

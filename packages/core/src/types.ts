@@ -20,6 +20,9 @@ export interface SessionInfo {
   host?: string;
   port?: number;
   username?: string;
+  /** The container a container session runs in (its name), and the image it was created from. */
+  container?: string;
+  image?: string;
   /** The rules of the OS sandbox the session runs in (docs/sandbox.md); absent when it runs unsandboxed. */
   sandbox?: SandboxRules;
   pid?: number;

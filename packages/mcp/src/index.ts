@@ -6,6 +6,8 @@
 /** The service call context of a tool call (cancellation, progress, asking through elicitation). */
 export { clientCanElicit, serviceCall } from './call-context.js';
 /** `delegate_task`: the registrar (registers the tool when the service can delegate). */
+/** `create_container`: the container tool registrar (registered by `main` when an engine is offered). */
+export { containerTools } from './container-tool.js';
 export { delegateTools } from './delegate-tool.js';
 /** An error as an MCP tool result (`isError`, text, `structuredContent.error`). */
 export { errorInfo, errorResult } from './error-result.js';

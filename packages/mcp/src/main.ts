@@ -22,6 +22,7 @@ import {
   type ResolvedConfig,
   resolveConfig,
 } from '@conch/service';
+import { containerTools } from './container-tool.js';
 import { delegateTools } from './delegate-tool.js';
 import { withFastToolCalls } from './fast-tool-calls.js';
 import { ConchLineTransport } from './line-transport.js';
@@ -101,6 +102,7 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
   const service = await createConchService(config, logger, { guards, delegate: hooks.delegate !== false });
   const extraTools: ToolRegistrar[] = [
     ...(hooks.ssh === false ? [] : [sshTools()]),
+    containerTools(),
     delegateTools(),
     ...(hooks.extraTools ?? []),
   ];

@@ -78,6 +78,13 @@ function baseType(definition: ParameterDefinition, context: ParameterContext, va
     }
     case 'string_map':
       return z.record(z.string(), z.string());
+    case 'string_list': {
+      const lo = min ?? 0;
+      const hi = max ?? Number.POSITIVE_INFINITY;
+      return z
+        .array(z.string())
+        .refine((v) => v.length >= lo && v.length <= hi, `must hold ${lo} to ${hi} items`);
+    }
     case 'sandbox':
       return SandboxRequestSchema;
   }

@@ -149,7 +149,9 @@ export function renderSession(s: SessionInfo): string {
     `${s.session_id}${s.name !== s.session_id ? ` (${s.name})` : ''}`,
     s.kind === 'ssh'
       ? `ssh ${s.username ? `${s.username}@` : ''}${s.host ?? '?'}${s.port && s.port !== 22 ? `:${s.port}` : ''}`
-      : 'local',
+      : s.kind === 'container'
+        ? `container ${s.container ?? '?'}${s.image ? ` (${s.image})` : ''}`
+        : 'local',
     s.state,
     `shell=${s.shell}`,
     `cwd=${s.cwd ?? 'unknown'}`,

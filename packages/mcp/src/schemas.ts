@@ -149,7 +149,7 @@ export const CommandResultShape = {
 /** Session (docs/tools.md). */
 export const SessionSchema = z.object({
   session_id: z.string(),
-  kind: z.enum(['local', 'ssh']),
+  kind: z.enum(['local', 'ssh', 'container']),
   name: z.string(),
   state: z
     .enum(['idle', 'busy', 'closed', 'lost'])
@@ -161,6 +161,8 @@ export const SessionSchema = z.object({
   host: z.string().optional(),
   port: int().optional(),
   username: z.string().optional(),
+  container: z.string().optional(),
+  image: z.string().optional(),
   sandbox: z
     .object({
       write: z.array(z.string()),

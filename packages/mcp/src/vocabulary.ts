@@ -10,6 +10,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 export const MCP_VOCABULARY: Vocabulary = {
   createLocal: 'create_local',
   connectSsh: 'connect_ssh',
+  createContainer: 'create_container',
   listSessions: 'list_sessions',
   closeSession: 'close_session',
   execute: 'execute',

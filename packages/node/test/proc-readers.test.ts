@@ -20,6 +20,11 @@ const ALLOWED = new Map([
   // This process's raw argv bytes (arguments that are not UTF-8 are refused); where /proc is missing Node's
   // decoded argv is all there is, and the check is skipped.
   ['apps/cli/src/argv-text.ts', "this process's raw argv"],
+  // A container's program left unreaped by a wedged engine monitor: its wait status is only in /proc (the
+  // containers of the Docker Engine API run Linux).
+  ['packages/container/src/container-driver.ts', "an unreaped program's wait status in a container"],
+  // Not a process fact: the machine's boot id on the labels of the containers conch creates (empty elsewhere).
+  ['packages/container/src/owner.ts', "the machine's boot id"],
   // Text, not a fact: why a token on the command line is refused.
   ['apps/cli/src/program.ts', 'a path in a message'],
   // Text, not a fact: a command naming /proc/self/fd/0 reads its stdin (the policy's view of a command).

@@ -130,6 +130,10 @@ export function addServerOptions(command: Command): Command {
       'delegate_task: the opencode binary (default: opencode on PATH, then the bundled one)',
     )
     .option(
+      '--docker-host <address>',
+      'create_container: the container engine (unix:///path.sock, tcp://host:port, ssh://user@host; default: DOCKER_HOST, then the local Docker or Podman socket)',
+    )
+    .option(
       '--log-level <level>',
       `stderr log level: ${LOG_LEVELS.join(', ')} (default info: start, stop, refusals and errors; debug adds a line per tool call)`,
       choice('log level', LOG_LEVELS),
@@ -203,6 +207,7 @@ export function settingsFromOptions(o: Record<string, unknown>): CliSettings {
   if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
   assign('opencodeUrl', str('opencodeUrl'));
   assign('opencodeBin', str('opencodeBin'));
+  assign('dockerHost', str('dockerHost'));
   Object.assign(settings, sandboxFlagsFromOptions(o));
   return settings;
 }

@@ -9,6 +9,7 @@
 
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { parseEngineAddress } from '@conch/container/engine';
 import {
   DEFAULT_ENGINE_DEFAULTS,
   DEFAULT_LIMITS,
@@ -67,6 +68,8 @@ export interface CliSettings extends SandboxFlags {
   opencodeUrl?: string;
   /** `--opencode-bin`: delegate_task spawns this opencode binary. */
   opencodeBin?: string;
+  /** `--docker-host`: the container engine of create_container (`unix://`, `tcp://`, `ssh://`). */
+  dockerHost?: string;
 }
 
 /** What the operator lets agents do with `connect_ssh`. */
@@ -112,6 +115,11 @@ export interface ResolvedConfig {
   opencode: { url?: string; bin?: string };
   /** The sandbox of local sessions (`--sandbox*` flags and the file's `sandbox`; docs/sandbox.md). */
   sandbox: SandboxSettings;
+  /**
+   * The container engine of `create_container` as configured (`--docker-host`, else the file's
+   * `container.docker_host`); undefined: `DOCKER_HOST`, else a local socket found at start.
+   */
+  dockerHost: { address: string; origin: 'flag' | 'config' } | undefined;
 }
 
 /** What the operator asked of sandboxes, before the rules are resolved for a session's cwd. */
@@ -169,6 +177,8 @@ export const ConfigFileSchema = z.strictObject({
       }),
     ])
     .optional(),
+  /** Container sessions: where the engine is (else DOCKER_HOST, else a local Docker or Podman socket). */
+  container: z.strictObject({ docker_host: z.string().min(1).optional() }).optional(),
   ssh: z
     .strictObject({
       /** The host key policies `connect_ssh` may use, e.g. ["strict", "ask"] (default: all four). */
@@ -192,11 +202,13 @@ function formatIssues(where: string, error: z.ZodError): string {
           ? Object.keys(ConfigFileSchema.shape)
           : issue.path[0] === 'policy'
             ? ['allow', 'deny']
-            : issue.path[0] === 'ssh'
-              ? ['allowed_host_key_policies', 'default_host_key_policy']
-              : issue.path[0] === 'sandbox'
-                ? ['write', 'deny_read', 'network', 'required']
-                : [];
+            : issue.path[0] === 'container'
+              ? ['docker_host']
+              : issue.path[0] === 'ssh'
+                ? ['allowed_host_key_policies', 'default_host_key_policy']
+                : issue.path[0] === 'sandbox'
+                  ? ['write', 'deny_read', 'network', 'required']
+                  : [];
       return `${parent}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}${
         valid.length > 0 ? ` (valid keys: ${valid.join(', ')})` : ''
       }`;
@@ -348,7 +360,26 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
       ...(cli.opencodeBin === undefined ? {} : { bin: expandHomePath(cli.opencodeBin) }),
     },
     sandbox: resolveSandboxSettings(cli, file, cwdInput === undefined ? process.cwd() : userPath(cwdInput)),
+    dockerHost: resolveDockerHost(cli, file),
   };
+}
+
+/** `--docker-host` over the file's `container.docker_host`, checked to be an address conch can use. */
+function resolveDockerHost(cli: CliSettings, file: ConfigFile): ResolvedConfig['dockerHost'] {
+  const configured =
+    cli.dockerHost !== undefined
+      ? { address: cli.dockerHost, origin: 'flag' as const }
+      : file.container?.docker_host !== undefined
+        ? { address: file.container.docker_host, origin: 'config' as const }
+        : undefined;
+  if (configured === undefined) return undefined;
+  try {
+    parseEngineAddress(configured.address);
+  } catch (error) {
+    const where = configured.origin === 'flag' ? '--docker-host' : 'container.docker_host';
+    throw new ConfigError(`${where}: ${(error as Error).message}`);
+  }
+  return configured;
 }
 
 /** The sandbox flags over the file's `sandbox` (flags win key by key; `required` from either). */

@@ -31,6 +31,13 @@ export {
   type SshSettings,
 } from './config.js';
 /** The local engine (driver, spill store, screen, SessionManager) built from a configuration. */
+/** The `create_container` sequence and where the container engine is. */
+export {
+  ContainerSessions,
+  type ContainerSetup,
+  type CreateContainerParams,
+  locateContainerEngine,
+} from './container-sessions.js';
 export { createLocalEngine, type EngineGuards, type LocalEngine, type SandboxSetup } from './engine.js';
 /** The stderr logger. */
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';

@@ -208,6 +208,30 @@ export const VERB_PARAMETERS = {
     ),
     ...sessionShape,
   },
+  create_container: {
+    image: param(
+      'image',
+      'Create a new container from this image (must be on the engine; conch never pulls). Give image or container.',
+    ),
+    container: param(
+      'container',
+      'Attach to this running container (name or id) instead; it is left running.',
+    ),
+    workdir: param(
+      'workdir',
+      "The shell's starting directory in the container. Default: the image's WORKDIR.",
+    ),
+    mounts: param('mounts', 'Bind mounts of a new container: "HOST:PATH" or "HOST:PATH:ro".'),
+    env: param('env', 'Extra environment variables, e.g. {"NODE_ENV":"test"}.'),
+    network: param('network', 'Network of a new container: none (no network) or bridge.'),
+    user: param('user', 'User the shell runs as, e.g. "1000" or "app". Default: the image\'s.'),
+    shell: param(
+      'shell',
+      'Shell program in the container: bash, zsh or sh. Default: its login shell, else bash, else sh.',
+    ),
+    keep: param('keep', 'Keep a new container when the session closes (default: removed).'),
+    ...sessionShape,
+  },
 } as const satisfies Record<string, Record<string, ParameterDefinition>>;
 
 /** A verb that has a parameter table. */
@@ -232,6 +256,8 @@ export type ParameterValue<D> = D extends { type: 'string' }
           ? string | string[]
           : D extends { type: 'string_map' }
             ? Record<string, string>
-            : D extends { type: 'sandbox' }
-              ? SandboxRequest
-              : never;
+            : D extends { type: 'string_list' }
+              ? string[]
+              : D extends { type: 'sandbox' }
+                ? SandboxRequest
+                : never;

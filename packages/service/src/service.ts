@@ -50,6 +50,12 @@ import { reapOrphans } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
+import {
+  ContainerSessions,
+  type ContainerSetup,
+  type CreateContainerParams,
+  locateContainerEngine,
+} from './container-sessions.js';
 import { createLocalEngine, type EngineGuards, type SandboxSetup } from './engine.js';
 import { type Logger, silentLogger } from './logger.js';
 import { sandboxHostFacts } from './sandbox-options.js';
@@ -98,6 +104,8 @@ export interface ConchServiceOptions {
   previousSessionsGone?: boolean;
   /** The operator's sandbox policy (default: none required, no server sandbox; docs/sandbox.md). */
   sandbox?: SandboxSetup;
+  /** The container engine of `createContainer` (none: the service offers no container sessions). */
+  containers?: ContainerSetup;
 }
 
 /** `create_local` parameters: the engine's, with the sandbox as a caller asks for it. */
@@ -124,6 +132,7 @@ export class ConchService {
   readonly #logger: Logger;
   readonly #onClose: (() => Promise<void> | void) | undefined;
   readonly #sandbox: SandboxSetup;
+  readonly #containers: ContainerSessions | undefined;
   #closing: Promise<void> | undefined;
   /** The default session's first result still has to say that the sessions of before are gone. */
   #newShellNotice: boolean;
@@ -139,6 +148,17 @@ export class ConchService {
     this.#onClose = options.onClose;
     this.#newShellNotice = options.previousSessionsGone === true;
     this.#sandbox = options.sandbox ?? NO_SANDBOX;
+    this.#containers = options.containers ? new ContainerSessions(options.containers) : undefined;
+  }
+
+  /** True when the service offers container sessions ({@link createContainer}): an engine is configured or answers. */
+  get canCreateContainers(): boolean {
+    return this.#containers?.setup.offered === true;
+  }
+
+  /** Removes the containers that dead conch servers created (run in the background at start). */
+  reapContainers(): Promise<void> {
+    return this.#containers?.reap(this.#logger) ?? Promise.resolve();
   }
 
   /** The operator's sandbox policy: the server's rules, and whether every local session must be sandboxed. */
@@ -258,6 +278,28 @@ export class ConchService {
     return connectSshSession(this.#manager, this.#ssh, this.#connect, params, context);
   }
 
+  /**
+   * Opens a session in a container (`create_container`): one conch creates from `image` (removed with the
+   * session unless `keep`), or a running one it attaches to (`container`, left running).
+   */
+  async createContainer(
+    params: CreateContainerParams,
+    _context: ServiceCallContext = {},
+  ): Promise<SessionInfo> {
+    // Mounts reach this machine's files from outside the sandbox.
+    this.#refuseUnsandboxed('create_container');
+    if (!this.#containers) {
+      throw new ConchError(
+        ErrorCode.CONTAINER_ENGINE_UNREACHABLE,
+        'This conch has no container engine: none was configured and none answered at its start.',
+        {
+          hint: 'Start Docker or Podman (podman system service), or give the engine with --docker-host or DOCKER_HOST.',
+        },
+      );
+    }
+    return this.#containers.open(this.#manager, defined(params));
+  }
+
   /** Hands a whole coding task to OpenCode and returns its result (`delegate_task`; see `canDelegate`). */
   delegateTask(params: DelegateTaskInput, context: ServiceCallContext = {}): Promise<DelegateResult> {
     try {
@@ -340,6 +382,8 @@ export interface CreateServiceOptions {
   delegate?: boolean;
   /** Runs after the engine's own cleanup at close (e.g. stopping what a face started). */
   onClose?: () => Promise<void> | void;
+  /** Offer `createContainer` when an engine is configured or answers at a default place (default true). */
+  containers?: boolean;
   /** See {@link ConchServiceOptions.previousSessionsGone}. */
   previousSessionsGone?: boolean;
 }
@@ -378,7 +422,8 @@ export async function createConchService(
     });
   }
   const delegator = options.delegate === false ? undefined : opencodeDelegator(config.opencode, logger);
-  return new ConchService({
+  const containers = options.containers === false ? undefined : await locateContainerEngine(config, logger);
+  const service = new ConchService({
     manager: engine.manager,
     ...(delegator ? { delegator } : {}),
     ssh: {
@@ -388,11 +433,14 @@ export async function createConchService(
     logger,
     ...(options.previousSessionsGone ? { previousSessionsGone: true } : {}),
     sandbox: engine.sandbox,
+    ...(containers ? { containers } : {}),
     onClose: async () => {
       await engine.dispose();
       await options.onClose?.();
     },
   });
+  if (options.reap !== false && service.canCreateContainers) void service.reapContainers();
+  return service;
 }
 
 /**

@@ -19,14 +19,14 @@ import {
   type AbortSignalLike,
   ConchError,
   ErrorCode,
-  hint,
   type SessionInfo,
   type SessionManager,
-  verb,
 } from '@conch/core';
 import type { ConnectSshOptions, HostKeyQuestion, SshConnection } from '@conch/ssh';
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
+import { loadFailure, onDemand } from './on-demand.js';
+import { assertRoomForSession } from './session-limit.js';
 
 /** How long a person has to answer the host-key question (sshd's LoginGraceTime is 120 s by default). */
 export const HOST_KEY_QUESTION_TIMEOUT_MS = 110_000;
@@ -96,27 +96,23 @@ export function sshPolicies(options: SshServiceOptions = {}): SshPolicies {
 /** The SSH driver module, loaded by the first connection (see {@link loadSshDriver}). */
 export type SshDriverModule = typeof import('@conch/ssh');
 
-let sshDriverModule: Promise<SshDriverModule> | undefined;
-
 /**
  * `@conch/ssh` (and ssh2 under it), loaded on the first `connect_ssh` rather than at start-up: a server
  * that never connects anywhere does not hold it. A failed load is not cached (the next call tries again)
  * and is reported as what it is.
  */
-export function loadSshDriver(): Promise<SshDriverModule> {
-  sshDriverModule ??= import('@conch/ssh').catch((error: unknown) => {
-    sshDriverModule = undefined;
-    throw new ConchError(
+export const loadSshDriver: () => Promise<SshDriverModule> = onDemand(
+  () => import('@conch/ssh'),
+  (error) =>
+    new ConchError(
       ErrorCode.INTERNAL,
-      `The SSH driver could not be loaded (@conch/ssh, ssh2): ${error instanceof Error ? error.message : String(error)}`,
+      `The SSH driver could not be loaded (@conch/ssh, ssh2): ${loadFailure(error)}`,
       {
         hint: 'Reinstall conch (its dependency ssh2 is missing or broken); local sessions are unaffected.',
         cause: error,
       },
-    );
-  });
-  return sshDriverModule;
-}
+    ),
+);
 
 /** `@conch/ssh`'s `connectSsh`, loading the driver first ({@link loadSshDriver}); the service's default. */
 export async function connectSshOnDemand(options: ConnectSshOptions): Promise<SshConnection> {
@@ -191,18 +187,8 @@ export async function connectSshSession(
   params: ConnectSshParams,
   context: ServiceCallContext,
 ): Promise<ConnectSshResult> {
-  const { limits } = manager;
   // Checked again by openSession; checking first avoids connecting (and asking about a host key) in vain.
-  const open = manager.listSessions().length;
-  if (open >= limits.maxSessions) {
-    throw new ConchError(
-      ErrorCode.LIMIT_REACHED,
-      `Session limit reached: ${open} of ${limits.maxSessions} sessions are open; nothing was connected.`,
-      {
-        hint: hint`Close a session with ${verb('closeSession')} (${verb('listSessions')} shows them), then connect again.`,
-      },
-    );
-  }
+  assertRoomForSession(manager, 'nothing was connected', 'connect again');
   const { allowed } = policies;
   const policy = params.host_key_policy ?? policies.defaultPolicy;
   const ask = policy === 'ask' ? context.ask : undefined;

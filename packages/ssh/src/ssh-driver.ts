@@ -26,13 +26,16 @@ import {
   verb,
 } from '@conch/core';
 import {
-  ENV_NAME_RULE,
+  assertEnvNames,
+  defaultShellOf,
   type HostScriptPurpose,
   HostScripts,
-  isValidEnvName,
+  isPrivateFilePath,
   normalizeSignal,
   type ProcessFactsKind,
+  privateFilePath,
   shCommand,
+  startFailure,
   startupScript,
 } from '@conch/core/host';
 import type { Client, ClientChannel, PseudoTtyOptions } from 'ssh2';
@@ -117,8 +120,6 @@ export interface SshExecOptions {
    */
   slotWaitMs?: number;
 }
-
-const SHELL_NAMES = /(^|\/)(bash|zsh|dash|ksh|mksh|sh)$/;
 
 function isChannelOpenFailure(error: unknown): boolean {
   const e = error as { reason?: unknown; message?: unknown } | null;
@@ -504,17 +505,7 @@ export class SshDriver implements Driver {
     cols: number,
     rows: number,
   ): Promise<TerminalProcess> {
-    for (const name of Object.keys(env)) {
-      if (!isValidEnvName(name)) {
-        throw new ConchError(
-          ErrorCode.INVALID_ARGUMENT,
-          `Invalid environment variable name: ${JSON.stringify(name)}.`,
-          {
-            hint: `Names are letters, digits and underscores, not starting with a digit (${ENV_NAME_RULE}).`,
-          },
-        );
-      }
-    }
+    assertEnvNames(env);
     // The start-up script holds the driver's nonce and the environment (the core's session nonce among
     // it): it travels through a private file (written over stdin, removed by the script as it starts),
     // never on the command line, which the remote's `ps` shows to every user.
@@ -542,40 +533,20 @@ export class SshDriver implements Driver {
     const proc = new SshChannelProcess(channel, this.channelHost(link), this.nonce);
     link.procs.add(proc);
     if (link.closed) proc.markLost();
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      proc.started,
-      new Promise<{ ok: true }>((resolve) => {
-        timer = setTimeout(() => resolve({ ok: true }), START_TIMEOUT_MS);
-      }),
-    ]);
-    clearTimeout(timer);
+    const outcome = await proc.waitForStart(START_TIMEOUT_MS);
     if (outcome.ok) return proc;
     proc.dispose();
-    if (outcome.reason === 'cwd') {
-      throw new ConchError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Invalid cwd: ${JSON.stringify(cwd)} does not exist on ${this.hostName} (or is not accessible).`,
-        {
-          hint: 'Give an existing directory on the remote host.',
-        },
-      );
-    }
-    if (outcome.reason === 'program') {
-      throw new ConchError(
-        ErrorCode.INVALID_ARGUMENT,
-        `Could not start ${JSON.stringify(file)} on ${this.hostName}: not found or not executable.`,
-        {
-          hint: 'Give the path or name of a program installed on the remote host, e.g. /bin/bash, zsh, sh.',
-        },
-      );
-    }
-    this.assertUsable(true);
-    throw new ConchError(
-      ErrorCode.INTERNAL,
-      `The remote side closed the channel before ${JSON.stringify(file)} started.`,
+    if (outcome.reason === 'closed') this.assertUsable(true);
+    throw startFailure(
+      outcome.reason,
+      { file, cwd },
       {
-        hint: 'Check that the remote account has a working login shell.',
+        where: `on ${this.hostName}`,
+        host: 'the remote host',
+        closed: {
+          message: `The remote side closed the channel before ${JSON.stringify(file)} started.`,
+          hint: 'Check that the remote account has a working login shell.',
+        },
       },
     );
   }
@@ -603,13 +574,7 @@ export class SshDriver implements Driver {
   }
 
   async writePrivateFile(name: string, content: string): Promise<string> {
-    if (
-      !/^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_.][A-Za-z0-9_.-]*)*$/.test(name) ||
-      name.split('/').includes('..')
-    ) {
-      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid private file name: ${JSON.stringify(name)}.`);
-    }
-    const path = `${this.privateDir}/${name}`;
+    const path = privateFilePath(this.privateDir, name);
     const parent = path.slice(0, path.lastIndexOf('/'));
     await this.runScript('umask 077 && mkdir -p -- "$1" && cat > "$2" && chmod 600 -- "$2"', [parent, path], {
       timeoutMs: 30_000,
@@ -619,14 +584,12 @@ export class SshDriver implements Driver {
   }
 
   async removePrivateFile(path: string): Promise<void> {
-    if (!path.startsWith(`${this.privateDir}/`) || path.includes('/../') || this.lost || this.closing) return;
+    if (!isPrivateFilePath(this.privateDir, path) || this.lost || this.closing) return;
     await this.runScript('rm -f -- "$1"', [path], { timeoutMs: 10_000 }).catch(() => {});
   }
 
   async defaultShell(): Promise<string> {
-    if (this.loginShell && SHELL_NAMES.test(this.loginShell)) return this.loginShell;
-    if (this.bashPath) return this.bashPath;
-    return '/bin/sh';
+    return defaultShellOf({ loginShell: this.loginShell, bashPath: this.bashPath });
   }
 
   /**

@@ -30,6 +30,8 @@ export type ParameterType =
   | 'keys'
   /** An object of string values (environment variables). */
   | 'string_map'
+  /** A list of strings (`min`/`max` bound its length). */
+  | 'string_list'
   /** `true`, `false`, or sandbox rules `{write?, deny_read?, network?}` (see `resolveSandboxRules`). */
   | 'sandbox';
 
@@ -58,6 +60,9 @@ export const KILL_SIGNALS = [
   'SIGUSR1',
   'SIGUSR2',
 ] as const;
+
+/** The networks a container created by `create_container` can join. */
+export const CONTAINER_NETWORKS = ['none', 'bridge'] as const;
 
 /** The views of `read_output`. */
 export const OUTPUT_VIEWS = ['text', 'screen', 'raw'] as const;
@@ -134,6 +139,13 @@ export const PARAMETER_RULES = {
   known_hosts_path: { type: 'string', min: 1, max: 4096 },
   connect_timeout: { type: 'number', unit: 'seconds', min: 0.1, max: 3600, default: 20 },
   keepalive_interval: { type: 'number', unit: 'seconds', min: 0, max: 3600, default: 15 },
+  image: { type: 'string', min: 1, max: 512 },
+  container: { type: 'string', min: 1, max: 256 },
+  workdir: { type: 'string', min: 1, max: 4096 },
+  mounts: { type: 'string_list', min: 0, max: 64 },
+  network: { type: 'enum', values: CONTAINER_NETWORKS, default: 'none' },
+  user: { type: 'string', min: 1, max: 256 },
+  keep: { type: 'boolean', default: false },
 } as const satisfies Record<string, ParameterRule>;
 
 /** A parameter that has a rule. */

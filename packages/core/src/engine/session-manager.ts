@@ -124,12 +124,15 @@ export interface CreateLocalRequest {
   sandbox?: SandboxRules;
 }
 
-/** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
+/** Parameters for opening a session on any driver (`create_local`, `connect_ssh`, `create_container`). */
 export interface OpenSessionRequest extends CreateLocalRequest {
   kind: DriverKind;
   host?: string;
   port?: number;
   username?: string;
+  /** The container a container session runs in (its name), and its image (for `list_sessions`). */
+  container?: string;
+  image?: string;
   /** Fixed id (only the default session uses this). */
   id?: string;
 }
@@ -299,6 +302,8 @@ export class SessionManager implements ParameterContext {
       ...(request.host === undefined ? {} : { host: request.host }),
       ...(request.port === undefined ? {} : { port: request.port }),
       ...(request.username === undefined ? {} : { username: request.username }),
+      ...(request.container === undefined ? {} : { container: request.container }),
+      ...(request.image === undefined ? {} : { image: request.image }),
       ...(sandbox === undefined ? {} : { sandbox }),
     });
     const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
@@ -878,9 +883,16 @@ export class SessionManager implements ParameterContext {
       });
     }
     if (session.state === 'lost') {
-      throw new ConchError(ErrorCode.SESSION_LOST, `Session ${id} is lost (its connection went away).`, {
-        hint: hint`Reconnect with ${verb('connectSsh')}; ${verb('closeSession')} removes the lost session.`,
-      });
+      const container = session.kind === 'container';
+      throw new ConchError(
+        ErrorCode.SESSION_LOST,
+        `Session ${id} is lost (${container ? 'its container or its engine went away' : 'its connection went away'}).`,
+        {
+          hint: container
+            ? hint`Open a new one with ${verb('createContainer')}; ${verb('closeSession')} removes the lost session (and the container conch created for it).`
+            : hint`Reconnect with ${verb('connectSsh')}; ${verb('closeSession')} removes the lost session.`,
+        },
+      );
     }
     return session;
   }

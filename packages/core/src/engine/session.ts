@@ -52,6 +52,8 @@ export interface SessionInit {
   host?: string;
   port?: number;
   username?: string;
+  container?: string;
+  image?: string;
   /** The OS sandbox every process of this session runs in (fixed for the session's life). */
   sandbox?: SandboxLaunch;
   writeDeadlineMs: number;
@@ -143,6 +145,9 @@ export class Session {
   readonly host: string | undefined;
   readonly port: number | undefined;
   readonly username: string | undefined;
+  /** The container (name) and image of a container session. */
+  readonly container: string | undefined;
+  readonly image: string | undefined;
   /** The OS sandbox every process of this session runs in; never changes. */
   readonly sandbox: SandboxLaunch | undefined;
   cols: number;
@@ -212,6 +217,8 @@ export class Session {
     this.host = init.host;
     this.port = init.port;
     this.username = init.username;
+    this.container = init.container;
+    this.image = init.image;
     this.sandbox = init.sandbox;
     this.writeDeadlineMs = init.writeDeadlineMs;
     this.createdIso = init.clock.isoNow();
@@ -746,6 +753,8 @@ export class Session {
     if (this.host !== undefined) info.host = this.host;
     if (this.port !== undefined) info.port = this.port;
     if (this.username !== undefined) info.username = this.username;
+    if (this.container !== undefined) info.container = this.container;
+    if (this.image !== undefined) info.image = this.image;
     if (this.sandbox !== undefined) info.sandbox = structuredClone(this.sandbox.rules);
     if (this.proc?.pid !== undefined) info.pid = this.proc.pid;
     if (this.foreground) info.foreground_command_id = this.foreground.id;

@@ -7,7 +7,7 @@
  */
 
 /** The one rule for environment variable names. */
-export { ENV_NAME_RULE, isValidEnvName } from './environment.js';
+export { assertEnvNames, ENV_NAME_RULE, isValidEnvName } from './environment.js';
 /** The host scripts as operations over a driver's way to run a script. */
 export {
   type HostKillOptions,
@@ -15,8 +15,18 @@ export {
   HostScripts,
   type RunHostScript,
 } from './host-scripts.js';
+/** A terminal on a host reached through a channel: start marker, probes, kills and signals, once. */
+export {
+  HostTerminalProcess,
+  type StartOutcome,
+  type StartPlace,
+  startFailure,
+  type TerminalHost,
+} from './host-terminal-process.js';
 /** The environment markers of conch's processes. */
 export { COMMAND_MARKER, markerEntry, OWNER_MARKER, SESSION_MARKER } from './markers.js';
+/** The names of a driver's private files. */
+export { isPrivateFilePath, privateFilePath } from './private-files.js';
 /** The one interface to a host's process facts, and the pure rules over a process table. */
 export {
   descendantsOf,
@@ -31,6 +41,7 @@ export {
 /** Readers of the host scripts' reports. */
 export {
   type ConnectProbe,
+  defaultShellOf,
   type ProbeReport,
   parseConnectProbe,
   parseKillReport,

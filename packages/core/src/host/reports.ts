@@ -40,6 +40,19 @@ export function parseConnectProbe(text: string): ConnectProbe | undefined {
   };
 }
 
+/** The shells a host's login shell may be to open sessions with (others fall back to bash, then sh). */
+const LOGIN_SHELLS = /(^|\/)(bash|zsh|dash|ksh|mksh|sh)$/;
+
+/**
+ * The shell a session opens on a probed host when none is asked for: the user's login shell when it is a
+ * POSIX-family shell, else bash when the host has it, else `/bin/sh`.
+ */
+export function defaultShellOf(probe: Pick<ConnectProbe, 'loginShell' | 'bashPath'>): string {
+  if (probe.loginShell && LOGIN_SHELLS.test(probe.loginShell)) return probe.loginShell;
+  if (probe.bashPath) return probe.bashPath;
+  return '/bin/sh';
+}
+
 /**
  * Reads {@link KILL_SCRIPT}'s `CONCH_KILL RESULT [SURVIVORS…]` line; `unsupported` when the host cannot
  * do what was asked (a job kill without process facts), and `stop_unconfirmed` when the line is missing.

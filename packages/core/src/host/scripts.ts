@@ -38,6 +38,11 @@ export function startupScript(options: {
   args: readonly string[];
   cwd: string | undefined;
   env: Readonly<Record<string, string>>;
+  /**
+   * Sets the terminal's size with `stty` before the program starts, for channels whose terminal starts
+   * without one (a container exec's); ignored where `stty` is missing.
+   */
+  size?: { cols: number; rows: number };
 }): string {
   const marker = (kind: string, value: string) =>
     `printf '\\033]${START_MARKER_OSC};%s;%s;%s\\007' ${options.nonce} ${kind} ${value}`;
@@ -55,6 +60,12 @@ export function startupScript(options: {
   for (const [name, value] of Object.entries(options.env)) {
     if (!isValidEnvName(name)) throw new Error(`invalid environment variable name ${JSON.stringify(name)}`);
     lines.push(`export ${name}=${shellQuote(value)}`);
+  }
+  if (options.size !== undefined) {
+    const { cols, rows } = options.size;
+    if (!Number.isInteger(cols) || !Number.isInteger(rows))
+      throw new Error('terminal size must be whole numbers');
+    lines.push(`stty cols ${cols} rows ${rows} 2>/dev/null`);
   }
   lines.push(marker('pid', '"$$"'));
   lines.push(`exec ${[options.file, ...options.args].map(shellQuote).join(' ')}`);

@@ -1,0 +1,38 @@
+/**
+ * The core's driver conformance suite, run against a real container engine (Podman's Docker-compatible
+ * service, started by the test on a private socket) in a container created from the test image: the same
+ * cases the local and SSH drivers pass. The container's processes run on this machine, so they are counted
+ * in its /proc.
+ */
+import { describeDriverConformance } from '@conch/core/testing';
+import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { countMarked } from '@conch/node/testing';
+import { Policy, policyConfigFromFlags } from '@conch/policy';
+import { ContainerEngine, locateEngine, type OpenedContainer, openContainer } from '../src/index.js';
+import { type PodmanService, startPodmanService } from '../src/testing/index.js';
+
+let podman: PodmanService | undefined;
+let opened: OpenedContainer | undefined;
+let spill: FileSpillStore | undefined;
+
+describeDriverConformance('container (dockerode → Podman)', {
+  kind: 'container',
+  driver: async () => {
+    podman = await startPodmanService();
+    const engine = new ContainerEngine(locateEngine({ address: podman.address, origin: 'flag' }));
+    opened = await openContainer(engine, { image: podman.image, name: 'conformance' });
+    return opened.driver;
+  },
+  teardown: async () => {
+    await opened?.driver.dispose();
+    spill?.dispose(true);
+    await podman?.stop();
+  },
+  spill: () => {
+    spill = new FileSpillStore({});
+    return spill;
+  },
+  screen: createXtermScreen,
+  countMarked: async (id) => countMarked(id),
+  denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+});
