@@ -48,6 +48,7 @@ export {
 export {
   type Configured,
   describeRule,
+  KILL_SIGNALS,
   OUTPUT_VIEWS,
   PARAMETER_RULES,
   type ParameterContext,
@@ -58,6 +59,7 @@ export {
   type RuledParameter,
   resolveParameter,
 } from './engine/parameters.js';
+export type { AttachRequest } from './engine/policy-gate.js';
 export type {
   AuditEntry,
   AuditSink,
@@ -65,6 +67,16 @@ export type {
   PolicyCommandVerdict,
   PolicyDecision,
 } from './engine/policy-hook.js';
+export type {
+  CreateLocalRequest,
+  ExecuteRequest,
+  KillProcessRequest,
+  ListProcessesRequest,
+  OpenSessionRequest,
+  ReadOutputRequest,
+  RespondRequest,
+  SendControlRequest,
+} from './engine/requests.js';
 export { SecretRedactor } from './engine/secret-redactor.js';
 export {
   type AgentCommandStart,
@@ -73,22 +85,8 @@ export {
   signalFromStatus,
   type TerminalWatcher,
 } from './engine/session.js';
-export {
-  type AttachRequest,
-  type CreateLocalRequest,
-  DEFAULT_SESSION_ID,
-  type ExecuteRequest,
-  KILL_SIGNALS,
-  type KillProcessRequest,
-  type ListProcessesRequest,
-  type OpenSessionRequest,
-  type ReadOutputRequest,
-  type RespondRequest,
-  type SendControlRequest,
-  SessionManager,
-  type SessionManagerOptions,
-  type TerminalAttachment,
-} from './engine/session-manager.js';
+export { DEFAULT_SESSION_ID, SessionManager, type SessionManagerOptions } from './engine/session-manager.js';
+export type { TerminalAttachment } from './engine/terminal-attachment.js';
 export {
   type BusyVerdict,
   HELD_BY_PERSON_NOTE,

@@ -12,7 +12,8 @@
  */
 
 import type { Clock } from '../clock.js';
-import type { MarkedProcess, MarkedScan } from '../driver.js';
+import type { MarkedProcess, MarkedScan, TerminalProcess } from '../driver.js';
+import type { ProcessInfo } from '../types.js';
 
 /** The longest a listing waits for what commands left running to settle (a busy leftover never does). */
 export const ESCAPEE_SETTLE_MS = 1000;
@@ -65,5 +66,41 @@ export async function settledMarkedProcesses(
     }
     previous = current;
     await new Promise<void>((resolve) => clock.setTimeout(resolve, ESCAPEE_RESCAN_MS));
+  }
+}
+
+/**
+ * Adds to each row of an ended command the live processes it left running, as `escaped_pids`: each
+ * session's host (`procOf`, the session's terminal process) is scanned for the ended commands' marker
+ * until the answer settles ({@link settledMarkedProcesses}); a host that cannot tell adds none.
+ */
+export async function addEscapedPids(
+  processes: ProcessInfo[],
+  procOf: (sessionId: string) => TerminalProcess | undefined,
+  clock: Clock,
+): Promise<void> {
+  const ended = new Map<string, string[]>();
+  for (const p of processes) {
+    if (p.state === 'running' || p.state === 'awaiting_input') continue;
+    const ids = ended.get(p.session_id);
+    if (ids) ids.push(p.command_id);
+    else ended.set(p.session_id, [p.command_id]);
+  }
+  const found = new Map<string, number[]>();
+  await Promise.all(
+    [...ended].map(async ([sessionId, ids]) => {
+      const proc = procOf(sessionId);
+      const scan = proc?.markedProcesses?.bind(proc);
+      if (!scan) return;
+      try {
+        for (const [id, pids] of await settledMarkedProcesses(() => scan(ids), clock)) found.set(id, pids);
+      } catch {
+        // The host could not tell (link lost, no helper channel): list the rows as they are.
+      }
+    }),
+  );
+  for (const p of processes) {
+    const pids = found.get(p.command_id);
+    if (pids && pids.length > 0) p.escaped_pids = pids;
   }
 }
