@@ -28,7 +28,6 @@
 
 import { randomUUID } from 'node:crypto';
 import type { TerminalAttachment } from '@conch/core';
-import { runsUnderConch } from '@conch/pty';
 import type { ConchService } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
@@ -227,8 +226,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       },
       {
         takeOver: take_over === true,
-        // A client that does not say who it is could be anything: treated as inside a conch terminal.
-        fromConchTerminal: client_pid === undefined || runsUnderConch(client_pid),
+        ...(client_pid === undefined ? {} : { clientPid: client_pid }),
       },
     );
     views.set(id, attachment);

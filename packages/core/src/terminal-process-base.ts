@@ -151,7 +151,7 @@ export abstract class TerminalProcessBase implements TerminalProcess {
   abstract kill(options: {
     signal: string;
     graceMs: number;
-    markerId?: string;
+    commandId?: string;
     sessionId?: string;
   }): Promise<KillReport>;
 

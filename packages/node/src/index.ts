@@ -1,15 +1,17 @@
 /**
  * @conch/node — Node.js implementations of the core's host interfaces, shared by the local and SSH
- * drivers and the faces: the private spill-file store (`SpillStore`) and the `@xterm/headless` screen
- * renderer (`ScreenRenderer`).
+ * drivers and the faces: the private spill-file store (`SpillStore`), the `@xterm/headless` screen
+ * renderer (`ScreenRenderer`), the one reader of `/proc/PID/stat`, the identity of a server instance, and
+ * home-path expansion.
  */
 
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
 export type { FileSpillStoreOptions } from './file-spill-store.js';
-/** The core's `SpillStore` on the local disk: one 0600 file per command in a private 0700 directory. */
-/** One command's spill file, as returned by {@link FileSpillStore.create}. */
-/** Default per-command spill cap: 256 MiB. */
-/** Every how many lines the spill file's sparse index records an offset (256). */
+/**
+ * The core's `SpillStore` on the local disk (`FileSpillStore`: one 0600 file per command in a private 0700
+ * directory), one command's spill file (`FileSpillSink`), the default per-command cap (256 MiB) and how
+ * often the spill file's sparse index records an offset (every 256 lines).
+ */
 export {
   DEFAULT_SPILL_CAP_BYTES,
   FileSpillSink,
@@ -37,12 +39,12 @@ export {
 } from './server-instance.js';
 /** Options for {@link XtermScreenRenderer} (scrollback). */
 export type { XtermScreenOptions } from './xterm-screen.js';
-/** The core's `ScreenRenderer` built on `@xterm/headless`. */
-/** The core's `ScreenFactory`: `(cols, rows) => new XtermScreenRenderer(cols, rows)`. */
-/** Clamps a terminal dimension to 1..1000. */
-/** Largest accepted number of columns or rows (1000). */
-/** Default emulator scrollback in lines (1000). */
-/** Bytes the emulator may fall behind before output is dropped from the screen view (16 MiB). */
+/**
+ * The core's `ScreenRenderer` built on `@xterm/headless` (`XtermScreenRenderer`) and its `ScreenFactory`
+ * (`createXtermScreen`), the clamp of a terminal dimension to 1..`MAX_SCREEN_DIMENSION` (1000), the default
+ * scrollback (1000 lines) and how far the emulator may fall behind before output is dropped from the
+ * screen view (16 MiB).
+ */
 export {
   clampScreenDimension,
   createXtermScreen,

@@ -4,8 +4,9 @@
  * terminal from an agent's command (e.g. `conch attach --take-over` under a policy).
  */
 
+import { readProcStat } from '@conch/node';
 import { OWNER_ENV } from './local-driver.js';
-import { readEnvVar, readStat } from './proc-fs.js';
+import { readEnvVar } from './proc-fs.js';
 
 /** Most ancestors looked at (a guard against a cycle in a racing /proc read). */
 const MAX_DEPTH = 256;
@@ -16,11 +17,11 @@ const MAX_DEPTH = 256;
  * claim that cannot be checked is not trusted).
  */
 export function runsUnderConch(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || readStat(pid) === undefined) return true;
+  if (!Number.isInteger(pid) || pid <= 0 || readProcStat(pid) === undefined) return true;
   let current = pid;
   for (let depth = 0; depth < MAX_DEPTH && current > 1; depth++) {
     if (readEnvVar(current, OWNER_ENV) !== undefined) return true;
-    const stat = readStat(current);
+    const stat = readProcStat(current);
     if (stat === undefined) return false;
     current = stat.ppid;
   }

@@ -6,11 +6,12 @@
  */
 
 import { readFileSync, readlinkSync } from 'node:fs';
-import { readStat, snapshotProcesses } from './proc-fs.js';
+import { readProcStat } from '@conch/node';
+import { snapshotProcesses } from './proc-fs.js';
 
 /** The names of every live process in the foreground process group of `ttyOwner`'s terminal, leader first. */
 export function foregroundGroupNames(ttyOwner: number): string[] | undefined {
-  const owner = readStat(ttyOwner);
+  const owner = readProcStat(ttyOwner);
   if (!owner || owner.tpgid <= 0) return undefined;
   const group = owner.tpgid;
   const members = [...snapshotProcesses().values()]

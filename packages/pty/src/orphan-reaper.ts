@@ -6,9 +6,9 @@
  * processes, and a reused pid is never taken for the instance. Called at start-up.
  */
 
-import { isInstanceAlive, removeDeadInstanceDirs } from '@conch/node';
+import { isInstanceAlive, listPids, readProcStat, removeDeadInstanceDirs } from '@conch/node';
 import { ownerOfTag } from './local-driver.js';
-import { listPids, readEnvVar, readStat } from './proc-fs.js';
+import { readEnvVar } from './proc-fs.js';
 
 /**
  * Kills orphans of dead conch servers and removes their private directories under `tmpDir` (default: the
@@ -51,6 +51,6 @@ export async function reapOrphans(tmpDir?: string): Promise<number> {
  * is a live node (or conch) process, a cheap and conservative check.
  */
 function isOwnerStillThere(pid: number): boolean {
-  const stat = readStat(pid);
+  const stat = readProcStat(pid);
   return stat !== undefined && stat.state !== 'Z' && /node|conch/.test(stat.comm);
 }

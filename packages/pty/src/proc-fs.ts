@@ -5,11 +5,7 @@
 
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type { InputWaitFacts, ProcSample } from '@conch/core';
-import { isProcessAlive, listPids, type ProcStat, readProcStat } from '@conch/node';
-
-export type { ProcStat };
-/** The one `/proc/PID/stat` reader lives in `@conch/node`; these names are kept for the driver's modules. */
-export { isProcessAlive as isAlive, listPids, readProcStat as readStat };
+import { listPids, type ProcStat, readProcStat } from '@conch/node';
 
 /** The value of one variable in a process's initial environment, or undefined. */
 export function readEnvVar(pid: number, name: string): string | undefined {

@@ -9,15 +9,16 @@ import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import {
   createRealClock,
   decideInputWait,
+  type EscapedScan,
   type InputWaitEvidence,
   type KillReport,
-  type MarkedScan,
   TerminalProcessBase,
 } from '@conch/core';
+import { readProcStat } from '@conch/node';
 import type { IPty } from 'node-pty';
 import { foregroundGroupNames } from './foreground.js';
-import { localInputWaitFacts, readStat } from './proc-fs.js';
-import { findMarked, killTree } from './tree-killer.js';
+import { localInputWaitFacts } from './proc-fs.js';
+import { findEscaped, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
 const SIGNALS: Record<number, string> = {
@@ -236,7 +237,7 @@ export class PtyProcess extends TerminalProcessBase {
   override kill(options: {
     signal: string;
     graceMs: number;
-    markerId?: string;
+    commandId?: string;
     sessionId?: string;
   }): Promise<KillReport> {
     const pid = this.pid;
@@ -246,7 +247,7 @@ export class PtyProcess extends TerminalProcessBase {
         roots: [pid],
         groups: [pid],
         owner: this.owner,
-        ...(options.markerId ? { markerId: options.markerId } : {}),
+        ...(options.commandId ? { commandId: options.commandId } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       },
       options.signal,
@@ -254,13 +255,13 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  killEscaped(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
     const shell = this.pid;
     return killTree(
       {
         roots: [],
         groups: [],
-        markerId: options.markerId,
+        commandId: options.commandId,
         owner: this.owner,
         ...(shell === undefined ? {} : { spare: [shell] }),
       },
@@ -269,11 +270,11 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
-    return findMarked(markerIds, this.owner, this.pid);
+  async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
+    return findEscaped(commandIds, this.owner, this.pid);
   }
 
-  killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
     const shell = this.pid;
     const fg = this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];
@@ -281,7 +282,7 @@ export class PtyProcess extends TerminalProcessBase {
       {
         roots: [],
         groups,
-        markerId: options.markerId,
+        commandId: options.commandId,
         owner: this.owner,
         ...(shell === undefined ? {} : { spare: [shell] }),
       },
@@ -321,13 +322,13 @@ export class PtyProcess extends TerminalProcessBase {
   async foregroundProgram(): Promise<string | undefined> {
     const group = this.foregroundGroup();
     if (group === undefined || group === this.pid) return undefined;
-    return readStat(group)?.comm;
+    return readProcStat(group)?.comm;
   }
 
   /** The terminal's foreground process group, from the kernel. */
   private foregroundGroup(): number | undefined {
     if (this.pid === undefined) return undefined;
-    const stat = readStat(this.pid);
+    const stat = readProcStat(this.pid);
     return stat && stat.tpgid > 0 ? stat.tpgid : undefined;
   }
 

@@ -1,11 +1,12 @@
 /**
  * Kills process trees the way docs/sessions.md asks: the process group, every descendant, and escaped
- * descendants (double forks, setsid) found by the `CONCH_COMMAND_ID` marker in their environment;
+ * descendants (double forks, setsid) found by the `CONCH_COMMAND_ID` in their environment;
  * SIGKILL after a grace period; survivors reported.
  */
 
-import type { KillReport, MarkedProcess, MarkedScan } from '@conch/core';
-import { descendantsOf, isAlive, readEnvVar, snapshotProcesses } from './proc-fs.js';
+import type { EscapedProcess, EscapedScan, KillReport } from '@conch/core';
+import { isProcessAlive } from '@conch/node';
+import { descendantsOf, readEnvVar, snapshotProcesses } from './proc-fs.js';
 
 /** What to kill. */
 export interface KillTargets {
@@ -13,12 +14,12 @@ export interface KillTargets {
   roots: number[];
   /** Process groups to signal as a whole. */
   groups: number[];
-  /** Also every process whose environment has `CONCH_COMMAND_ID=markerId`. */
-  markerId?: string;
+  /** Also every process whose environment has `CONCH_COMMAND_ID=commandId`. */
+  commandId?: string;
   /** Also every process whose environment has `CONCH_SESSION_ID=sessionId` (escaped double forks). */
   sessionId?: string;
   /**
-   * Marker matches count only for processes of this server instance (`CONCH_OWNER=owner`): session ids
+   * Id matches count only for processes of this server instance (`CONCH_OWNER=owner`): session ids
    * such as `default` repeat across servers on one machine.
    */
   owner?: string;
@@ -37,14 +38,14 @@ export function collectTargets(targets: KillTargets): number[] {
   for (const stat of all.values()) {
     if (targets.groups.includes(stat.pgrp)) found.add(stat.pid);
   }
-  if (targets.markerId !== undefined || targets.sessionId !== undefined) {
+  if (targets.commandId !== undefined || targets.sessionId !== undefined) {
     for (const pid of all.keys()) {
       if (pid === process.pid) continue;
-      const marked =
+      const carriesId =
         (targets.owner === undefined || readEnvVar(pid, 'CONCH_OWNER') === targets.owner) &&
-        ((targets.markerId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.markerId) ||
+        ((targets.commandId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.commandId) ||
           (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId));
-      if (marked) {
+      if (carriesId) {
         found.add(pid);
         for (const d of descendantsOf(pid, all)) found.add(d);
       }
@@ -60,14 +61,14 @@ export function collectTargets(targets: KillTargets): number[] {
 
 /**
  * The live processes of server instance `owner` carrying `CONCH_COMMAND_ID=<id>`, with their states, for
- * each of `markerIds` that has any, and the forks of `terminal` (the terminal's own process, which never
- * counts as marked): its live children with its command name.
+ * each of `commandIds` that has any, and the forks of `terminal` (the terminal's own process, which never
+ * counts as escaped): its live children with its command name.
  */
-export function findMarked(markerIds: readonly string[], owner: string, terminal?: number): MarkedScan {
-  const wanted = new Set(markerIds);
-  const found = new Map<string, MarkedProcess[]>();
-  const forks: MarkedProcess[] = [];
-  if (wanted.size === 0) return { marked: found, forks };
+export function findEscaped(commandIds: readonly string[], owner: string, terminal?: number): EscapedScan {
+  const wanted = new Set(commandIds);
+  const found = new Map<string, EscapedProcess[]>();
+  const forks: EscapedProcess[] = [];
+  if (wanted.size === 0) return { escaped: found, forks };
   const all = snapshotProcesses();
   const shell = terminal === undefined ? undefined : all.get(terminal);
   for (const stat of all.values()) {
@@ -77,12 +78,12 @@ export function findMarked(markerIds: readonly string[], owner: string, terminal
       forks.push({ pid: stat.pid, state: stat.state });
     const id = readEnvVar(stat.pid, 'CONCH_COMMAND_ID');
     if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, 'CONCH_OWNER') !== owner) continue;
-    const marked = { pid: stat.pid, state: stat.state };
+    const escaped = { pid: stat.pid, state: stat.state };
     const list = found.get(id);
-    if (list) list.push(marked);
-    else found.set(id, [marked]);
+    if (list) list.push(escaped);
+    else found.set(id, [escaped]);
   }
-  return { marked: found, forks };
+  return { escaped: found, forks };
 }
 
 function send(pid: number, signal: NodeJS.Signals | number): void {
@@ -95,10 +96,10 @@ function send(pid: number, signal: NodeJS.Signals | number): void {
 
 async function waitGone(pids: number[], ms: number): Promise<number[]> {
   const deadline = Date.now() + ms;
-  let alive = pids.filter(isAlive);
+  let alive = pids.filter(isProcessAlive);
   while (alive.length > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
-    alive = alive.filter(isAlive);
+    alive = alive.filter(isProcessAlive);
   }
   return alive;
 }

@@ -47,6 +47,7 @@ export {
 export { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
 /** The verbs as methods of one service object, and its assembly from a configuration. */
 export {
+  type AttachOptions,
   type CheckCommandParams,
   type CloseSessionParams,
   ConchService,

@@ -8,7 +8,6 @@
  */
 
 import {
-  type AttachRequest,
   type ByteRead,
   type CloseSessionResult,
   type CommandResult,
@@ -36,7 +35,7 @@ import {
 } from '@conch/core';
 import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
-import { reapOrphans } from '@conch/pty';
+import { reapOrphans, runsUnderConch } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
@@ -85,6 +84,14 @@ export interface ConchServiceOptions {
    * ran): the first result in the default session says `new_shell`, as when its shell is replaced.
    */
   previousSessionsGone?: boolean;
+}
+
+/** What a person asks for when attaching to a session (see {@link ConchService.attachTerminal}). */
+export interface AttachOptions {
+  /** The person explicitly asked to type into the session (`conch attach --take-over`). */
+  takeOver?: boolean;
+  /** The attaching program's pid, as its connection reports it (absent: unknown). */
+  clientPid?: number;
 }
 
 /** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
@@ -161,12 +168,12 @@ export class ConchService {
     return this.#manager.sendControl(defined(params), context);
   }
 
-  /** The commands started, with the pids that escaped their ended commands (`list_processes`). */
+  /** The commands started, each ended one with the escaped processes it left running (`list_processes`). */
   listProcesses(
     params: ListProcessesRequest = {},
     _context: ServiceCallContext = {},
   ): Promise<{ processes: ProcessInfo[] }> {
-    return this.#manager.listProcessesWithEscapees(defined(params));
+    return this.#manager.listProcesses(defined(params));
   }
 
   /**
@@ -174,7 +181,7 @@ export class ConchService {
    * processes escaped ended commands (the compatibility profiles find a command's pid with it).
    */
   listCommands(params: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
-    return this.#manager.listProcesses(defined(params));
+    return this.#manager.listCommands(defined(params));
   }
 
   /** Kills a command and its process tree (`kill_process`). */
@@ -232,13 +239,21 @@ export class ConchService {
     return this.#manager.followOutput(commandId, fromByte, listener);
   }
 
-  /** A person's live view of a session's terminal (`conch attach`). */
+  /**
+   * A person's live view of a session's terminal (`conch attach`). `clientPid` is the attaching program's
+   * process as its connection reports it: one inside a terminal conch manages is an agent, whose take-over
+   * the engine refuses under a policy, and so is a client that does not say which process it is.
+   */
   attachTerminal(
     sessionId: string,
     viewer: TerminalWatcher,
-    request: AttachRequest = {},
+    request: AttachOptions = {},
   ): TerminalAttachment {
-    return this.#manager.attachTerminal(sessionId, viewer, request);
+    const fromConchTerminal = request.clientPid === undefined || runsUnderConch(request.clientPid);
+    return this.#manager.attachTerminal(sessionId, viewer, {
+      takeOver: request.takeOver === true,
+      fromConchTerminal,
+    });
   }
 
   /**

@@ -10,20 +10,20 @@ import {
   createRealClock,
   decideInputWait,
   ErrorCode,
+  type EscapedScan,
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
-  type MarkedScan,
   parseInputWaitReport,
   TerminalProcessBase,
   terminalExitedError,
 } from '@conch/core';
 import type { ClientChannel } from 'ssh2';
 import {
+  ESCAPED_SCRIPT,
   KILL_SCRIPT,
-  MARKED_SCRIPT,
   PROBE_SCRIPT,
-  parseMarkedReport,
+  parseEscapedReport,
   SIGNAL_SCRIPT,
   START_MARKER_OSC,
 } from './remote-scripts.js';
@@ -230,39 +230,39 @@ export class SshChannelProcess extends TerminalProcessBase {
   override kill(options: {
     signal: string;
     graceMs: number;
-    markerId?: string;
+    commandId?: string;
     sessionId?: string;
   }): Promise<KillReport> {
     const markers: string[] = [];
-    if (options.markerId) markers.push(`CONCH_COMMAND_ID=${options.markerId}`);
+    if (options.commandId) markers.push(`CONCH_COMMAND_ID=${options.commandId}`);
     if (options.sessionId) markers.push(`CONCH_SESSION_ID=${options.sessionId}`);
     return this.remoteKill('tree', options.signal, options.graceMs, markers);
   }
 
-  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
-    // Tree mode with no root: only the marked processes and their descendants.
+  killEscaped(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+    // Tree mode with no root: only the escaped processes and their descendants.
     return this.remoteKill(
       'tree',
       options.signal,
       options.graceMs,
-      [`CONCH_COMMAND_ID=${options.markerId}`],
+      [`CONCH_COMMAND_ID=${options.commandId}`],
       true,
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
-    if (markerIds.length === 0 || this.host.lost) return { marked: new Map(), forks: [] };
+  async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
+    if (commandIds.length === 0 || this.host.lost) return { escaped: new Map(), forks: [] };
     const root = this.remotePid === undefined ? '' : String(this.remotePid);
-    const out = await this.host.runScript(MARKED_SCRIPT, [root, ...markerIds], {
+    const out = await this.host.runScript(ESCAPED_SCRIPT, [root, ...commandIds], {
       timeoutMs: 10_000,
       slotWaitMs: 1000,
     });
-    return parseMarkedReport(out, markerIds, this.remotePid);
+    return parseEscapedReport(out, commandIds, this.remotePid);
   }
 
-  async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  async killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
     const report = await this.remoteKill('job', options.signal, options.graceMs, [
-      `CONCH_COMMAND_ID=${options.markerId}`,
+      `CONCH_COMMAND_ID=${options.commandId}`,
     ]);
     if (report.result === 'already_exited' && !this.hasExited) {
       // Nothing but the shell itself runs the job (a builtin such as `read`): interrupt it.
@@ -297,7 +297,7 @@ export class SshChannelProcess extends TerminalProcessBase {
         { timeoutMs: graceMs + 15_000, slotWaitMs: 2000 },
       );
     } catch {
-      // No helper channel (the server's channel limit, and no extra connection possible). Marked processes
+      // No helper channel (the server's channel limit, and no extra connection possible). Escaped processes
       // alone (no root) cannot be reached without one; never fall back to hanging up this terminal for them.
       if (markedOnly) return { result: 'stop_unconfirmed', survivors: [] };
       return this.fallbackKill(mode, name, graceMs);
@@ -318,7 +318,7 @@ export class SshChannelProcess extends TerminalProcessBase {
 
   /**
    * Kills without a helper channel: the SSH signal request to the channel's process (OpenSSH refuses it
-   * for root logins), then closing the channel, which hangs up its terminal. Escaped (marked) processes
+   * for root logins), then closing the channel, which hangs up its terminal. Escaped processes
    * cannot be reached this way.
    */
   private async fallbackKill(mode: 'tree' | 'job', name: string, graceMs: number): Promise<KillReport> {

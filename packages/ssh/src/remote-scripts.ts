@@ -5,7 +5,7 @@
  * POSIX sh plus `awk`, `grep` and `/proc` (Linux); arguments are always single-quoted.
  */
 
-import { type MarkedProcess, type MarkedScan, shellQuote } from '@conch/core';
+import { type EscapedProcess, type EscapedScan, shellQuote } from '@conch/core';
 
 /** OSC number of the driver's own start marker (distinct from the core's 6973). */
 export const START_MARKER_OSC = 6975;
@@ -81,9 +81,9 @@ printf 'dir=%s\nshell=%s\nbash=%s\nuser=%s\nhome=%s\n' "$d" "$s" "$b" "$u" "$HOM
  * second), ROOT (pid or empty), then `NAME=VALUE` environment markers.
  *
  * - `tree`: ROOT, every process in ROOT's session or process group, their descendants, and every
- *   process carrying a marker (and its descendants).
- * - `job`: the terminal's foreground process group when it is not ROOT's own, plus marked processes and
- *   their descendants; ROOT (the session shell) is spared.
+ *   process carrying one of the given command ids (and its descendants).
+ * - `job`: the terminal's foreground process group when it is not ROOT's own, plus the processes carrying
+ *   the command's id and their descendants; ROOT (the session shell) is spared.
  *
  * Sends SIGNAL (and SIGCONT), waits up to GRACE, SIGKILLs what is left (found afresh), waits up to 2 s,
  * and prints `CONCH_KILL already_exited|killed|stop_unconfirmed [survivors…]`. Without /proc (not Linux)
@@ -165,9 +165,9 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
  * ids. Prints `forks PID:STATE…` (ROOT's live children with ROOT's command name: its forks that have not
  * executed a program yet) and one line `ID PID:STATE…` for each id that live (non-zombie) processes carry
  * as `CONCH_COMMAND_ID=ID` in their environment (STATE is the /proc/PID/stat state letter); nothing
- * without /proc. {@link parseMarkedReport} reads it.
+ * without /proc. {@link parseEscapedReport} reads it.
  */
-export const MARKED_SCRIPT = sh`exec 2>/dev/null
+export const ESCAPED_SCRIPT = sh`exec 2>/dev/null
 [ -r /proc/self/stat ] || exit 0
 self=$$ root=$1
 shift
@@ -201,30 +201,30 @@ exit 0
 `;
 
 /**
- * Reads {@link MARKED_SCRIPT}'s report: the processes of each of `markerIds` and the terminal's forks
+ * Reads {@link ESCAPED_SCRIPT}'s report: the processes of each of `commandIds` and the terminal's forks
  * (other ids, malformed entries and `terminal`, the terminal's own process, are left out).
  */
-export function parseMarkedReport(
+export function parseEscapedReport(
   text: string,
-  markerIds: readonly string[],
+  commandIds: readonly string[],
   terminal: number | undefined,
-): MarkedScan {
-  const wanted = new Set(markerIds);
-  const marked = new Map<string, MarkedProcess[]>();
-  let forks: MarkedProcess[] = [];
+): EscapedScan {
+  const wanted = new Set(commandIds);
+  const escaped = new Map<string, EscapedProcess[]>();
+  let forks: EscapedProcess[] = [];
   for (const line of text.split('\n')) {
     const [id, ...entries] = line.trim().split(/\s+/);
     if (id === undefined || (id !== 'forks' && !wanted.has(id))) continue;
-    const live: MarkedProcess[] = [];
+    const live: EscapedProcess[] = [];
     for (const entry of entries) {
       const match = /^(\d+):([A-Za-z])$/.exec(entry);
       const pid = Number(match?.[1]);
       if (match && pid > 0 && pid !== terminal) live.push({ pid, state: match[2]! });
     }
     if (id === 'forks') forks = live;
-    else if (live.length > 0) marked.set(id, live);
+    else if (live.length > 0) escaped.set(id, live);
   }
-  return { marked, forks };
+  return { escaped, forks };
 }
 
 /**

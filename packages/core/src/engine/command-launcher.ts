@@ -47,7 +47,7 @@ export class CommandLauncher {
           return { result: 'killed', survivors: [] };
         }
         const report: KillReport = proc.killJob
-          ? await proc.killJob({ signal, graceMs, markerId: id })
+          ? await proc.killJob({ signal, graceMs, commandId: id })
           : { result: 'killed', survivors: [] };
         // The shell itself may go on with the rest of a loop or list after its job died: interrupt it
         // like Ctrl+C would (as a signal, so a terminal left in raw mode cannot swallow it), until it
@@ -114,7 +114,7 @@ export class CommandLauncher {
       },
       inputWaitEvidence: async () => (await proc?.inputWaitEvidence?.()) ?? 'unknown',
       kill: async ({ signal, graceMs }) =>
-        proc ? proc.kill({ signal, graceMs, markerId: id }) : { result: 'already_exited', survivors: [] },
+        proc ? proc.kill({ signal, graceMs, commandId: id }) : { result: 'already_exited', survivors: [] },
       screen: async () => screen?.snapshot(),
       addSecret: (secret) => stream.redactor.add(secret),
       foregroundProgram: async () => (await proc?.foregroundProgram?.()) ?? undefined,

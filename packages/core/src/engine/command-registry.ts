@@ -12,7 +12,7 @@ import { OutputLog } from '../output/output-log.js';
 import type { ProcessInfo } from '../types.js';
 import type { Command } from './command.js';
 import { newCommandId, type RandomBytes } from './ids.js';
-import type { EngineLimits } from './limits.js';
+import { type EngineLimits, retentionTime } from './limits.js';
 import { cutListedCommands } from './listing.js';
 import type { Session } from './session.js';
 
@@ -37,11 +37,9 @@ export interface CommandFilter {
   includeFinished: boolean;
 }
 
-/** How long finished commands stay, in words ("30 min", "90 s"), from the configured limit. */
+/** Which finished commands are pruned, in words, from the configured limits. */
 export function retentionWords(limits: Pick<EngineLimits, 'retainMs' | 'retainFinished'>): string {
-  const ms = limits.retainMs;
-  const time = ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-  return `finished > ${time} ago or beyond the newest ${limits.retainFinished}`;
+  return `finished > ${retentionTime(limits)} ago or beyond the newest ${limits.retainFinished}`;
 }
 
 /** The commands of one engine (see the module doc). */

@@ -33,7 +33,7 @@ import {
   screenViewResult,
   textViewResult,
 } from './command-result.js';
-import { addEscapedPids } from './escapees.js';
+import { addEscapedPids } from './escaped-processes.js';
 import { cryptoRandomBytes, newNonce, newSessionId, type RandomBytes } from './ids.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS, type EngineDefaults, type EngineLimits } from './limits.js';
 import { checkDirectoryParameter, type ParameterContext, resolveParameter } from './parameters.js';
@@ -487,8 +487,11 @@ export class SessionManager implements ParameterContext {
     return textViewResult(command, outcome, this.budget(undefined, context), spec.pauseMs);
   }
 
-  /** `list_processes`. */
-  listProcesses(request: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
+  /**
+   * The commands started, as `list_processes` selects them, at once: without asking the hosts which
+   * processes ended commands left running (no `escaped_pids`; see {@link listProcesses}).
+   */
+  listCommands(request: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
     const includeFinished = resolveParameter('include_finished', request.include_finished, this);
     const sessionId = request.session_id === undefined ? undefined : this.getSession(request.session_id).id;
     return {
@@ -501,12 +504,12 @@ export class SessionManager implements ParameterContext {
   }
 
   /**
-   * `list_processes` with what ended commands left running: each ended command's live processes tagged
-   * with its id, as `escaped_pids` (each session's host scanned until the answer settles, see
-   * `settledMarkedProcesses`; a host that cannot tell adds none).
+   * `list_processes`: the commands started, each ended one with the escaped processes it left running
+   * (live processes carrying its id) as `escaped_pids` (each session's host scanned until the answer
+   * settles, see escaped-processes.ts; a host that cannot tell adds none).
    */
-  async listProcessesWithEscapees(request: ListProcessesRequest = {}): Promise<{ processes: ProcessInfo[] }> {
-    const { processes } = this.listProcesses(request);
+  async listProcesses(request: ListProcessesRequest = {}): Promise<{ processes: ProcessInfo[] }> {
+    const { processes } = this.listCommands(request);
     await addEscapedPids(processes, (sessionId) => this.sessions.get(sessionId)?.proc, this.clock);
     return { processes };
   }
@@ -526,8 +529,8 @@ export class SessionManager implements ParameterContext {
       // The command has ended, but what it left behind (a setsid daemon, a `&` job) still carries its id:
       // kill that, whatever became of the command's own process.
       const proc = this.sessions.get(command.sessionId)?.proc;
-      const report = proc?.killMarked
-        ? await proc.killMarked({ signal: normalized, graceMs: graceS * 1000, markerId: command.id })
+      const report = proc?.killEscaped
+        ? await proc.killEscaped({ signal: normalized, graceMs: graceS * 1000, commandId: command.id })
         : { result: 'already_exited' as const, survivors: [] };
       return {
         command_id: command.id,

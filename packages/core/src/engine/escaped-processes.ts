@@ -4,27 +4,30 @@
  * of forks under way when the command ended — `setsid` forking a child and exiting, `sh -c 'daemon &'`
  * forking the daemon and exiting — can be missed (the parent exits after the pid list, its child was forked
  * after it) or caught half-way (the parent that is about to exit is listed too); and a job the session
- * shell has just forked carries no marker /proc can see until it executes a program. So the host is
+ * shell has just forked carries no command id /proc can see until it executes a program. So the host is
  * scanned again until two scans in a row find the same processes, none of them is running or in an
  * uninterruptible wait (a fork or an exec under way), and no fork of the terminal's own process is
- * running — for at most {@link ESCAPEE_SETTLE_MS}. What a command left running is then listed every time,
+ * running — for at most {@link ESCAPED_SETTLE_MS}. What a command left running is then listed every time,
  * and what merely passes through is not.
  */
 
 import type { Clock } from '../clock.js';
-import type { MarkedProcess, MarkedScan, TerminalProcess } from '../driver.js';
+import type { EscapedProcess, EscapedScan, TerminalProcess } from '../driver.js';
 import type { ProcessInfo } from '../types.js';
 
 /** The longest a listing waits for what commands left running to settle (a busy leftover never does). */
-export const ESCAPEE_SETTLE_MS = 1000;
+export const ESCAPED_SETTLE_MS = 1000;
 
 /** The pause between two scans. */
-export const ESCAPEE_RESCAN_MS = 20;
+export const ESCAPED_RESCAN_MS = 20;
 
 /** Process states of a process in the middle of something: running (`R`) or in a disk wait (`D`, exec). */
 const UNSETTLED_STATES: ReadonlySet<string> = new Set(['R', 'D']);
 
-function samePids(a: ReadonlyMap<string, MarkedProcess[]>, b: ReadonlyMap<string, MarkedProcess[]>): boolean {
+function samePids(
+  a: ReadonlyMap<string, EscapedProcess[]>,
+  b: ReadonlyMap<string, EscapedProcess[]>,
+): boolean {
   if (a.size !== b.size) return false;
   for (const [id, list] of a) {
     const other = b.get(id);
@@ -36,19 +39,19 @@ function samePids(a: ReadonlyMap<string, MarkedProcess[]>, b: ReadonlyMap<string
 }
 
 /**
- * Scans with `scan` (a host's live processes carrying each command's marker, and the terminal's forks) until the result settles
+ * Scans with `scan` (a host's live processes carrying each command's id, and the terminal's forks) until the result settles
  * (see the module doc) or `settleMs` has passed, and returns the pids by command id, ascending.
  */
-export async function settledMarkedProcesses(
-  scan: () => Promise<MarkedScan>,
+export async function settledEscapedProcesses(
+  scan: () => Promise<EscapedScan>,
   clock: Clock,
-  settleMs = ESCAPEE_SETTLE_MS,
+  settleMs = ESCAPED_SETTLE_MS,
 ): Promise<Map<string, number[]>> {
   const deadline = clock.now() + settleMs;
-  let previous: ReadonlyMap<string, MarkedProcess[]> | undefined;
-  const busy = (list: readonly MarkedProcess[]) => list.some((p) => UNSETTLED_STATES.has(p.state));
+  let previous: ReadonlyMap<string, EscapedProcess[]> | undefined;
+  const busy = (list: readonly EscapedProcess[]) => list.some((p) => UNSETTLED_STATES.has(p.state));
   for (;;) {
-    const { marked: current, forks } = await scan();
+    const { escaped: current, forks } = await scan();
     const steady =
       previous !== undefined &&
       samePids(previous, current) &&
@@ -65,14 +68,14 @@ export async function settledMarkedProcesses(
       return out;
     }
     previous = current;
-    await new Promise<void>((resolve) => clock.setTimeout(resolve, ESCAPEE_RESCAN_MS));
+    await new Promise<void>((resolve) => clock.setTimeout(resolve, ESCAPED_RESCAN_MS));
   }
 }
 
 /**
  * Adds to each row of an ended command the live processes it left running, as `escaped_pids`: each
- * session's host (`procOf`, the session's terminal process) is scanned for the ended commands' marker
- * until the answer settles ({@link settledMarkedProcesses}); a host that cannot tell adds none.
+ * session's host (`procOf`, the session's terminal process) is scanned for the processes carrying an ended command's id
+ * until the answer settles ({@link settledEscapedProcesses}); a host that cannot tell adds none.
  */
 export async function addEscapedPids(
   processes: ProcessInfo[],
@@ -90,10 +93,10 @@ export async function addEscapedPids(
   await Promise.all(
     [...ended].map(async ([sessionId, ids]) => {
       const proc = procOf(sessionId);
-      const scan = proc?.markedProcesses?.bind(proc);
+      const scan = proc?.escapedProcesses?.bind(proc);
       if (!scan) return;
       try {
-        for (const [id, pids] of await settledMarkedProcesses(() => scan(ids), clock)) found.set(id, pids);
+        for (const [id, pids] of await settledEscapedProcesses(() => scan(ids), clock)) found.set(id, pids);
       } catch {
         // The host could not tell (link lost, no helper channel): list the rows as they are.
       }
