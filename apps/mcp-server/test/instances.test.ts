@@ -4,12 +4,14 @@
  * reaps orphans; a SIGKILLed server's private directories (environment snapshot, spill logs) are removed by
  * the next start, and only those whose instance is gone.
  */
+
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { processEnvValue } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
-import { BIN, type CommandResult, descendants, isAlive, startServer, waitFor } from './harness.js';
+import { BIN, type CommandResult, descendants, isAlive, startServer } from './harness.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'client-that-dies.mjs');
 

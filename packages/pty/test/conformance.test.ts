@@ -1,6 +1,6 @@
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countMarked } from '@conch/node/testing';
+import { countWithCommandId } from '@conch/node/testing';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
 let driver: LocalDriver | undefined;
@@ -21,5 +21,5 @@ describeDriverConformance('local (node-pty)', {
     return spill;
   },
   screen: createXtermScreen,
-  countMarked: async (id) => countMarked(id),
+  countWithCommandId: async (id) => countWithCommandId(id),
 });

@@ -18,7 +18,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CommandResult, createRealClock, SessionManager } from '@conch/core';
-import { readToEnd } from '@conch/core/testing';
+import { readToEnd, waitFor } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -50,16 +50,6 @@ afterAll(async () => {
   spill.dispose(true);
   rmSync(work, { recursive: true, force: true });
 });
-
-async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const finished = (r: CommandResult) => readToEnd(manager, r);
 
@@ -139,7 +129,7 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
       });
       expect(r).toMatchObject({ status: 'completed', exit_code: 3 });
       // Once the shell holds the pipe (blocked writing), the test lets go of its end: the filler stays.
-      await until(() => (holds(shellPid, envFile) ? true : undefined));
+      await waitFor(() => holds(shellPid, envFile));
       closeSync(fd);
       closed = true;
       // The isolated command waits for the snapshot up to the cap, then starts and sources the pipe: it

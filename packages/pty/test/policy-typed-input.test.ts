@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRealClock, SessionManager } from '@conch/core';
+import { waitFor } from '@conch/core/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -80,7 +81,7 @@ it('names every process of the foreground group from /proc, also the terminal le
     // Wait for the condition: the shell waits for input on the terminal (kernel evidence).
     const reading = async () =>
       ['blocked_read', 'polling'].includes((await proc.inputWaitEvidence?.()) ?? '');
-    for (let i = 0; i < 800 && !(await reading()); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(reading, { what: 'the shell to read the terminal' }).catch(() => undefined);
     const names = (await proc.foregroundPrograms?.()) ?? [];
     expect(names).toContain('notashell');
     expect(names).toContain('bash');

@@ -4,7 +4,7 @@
  */
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countMarked } from '@conch/node/testing';
+import { countWithCommandId } from '@conch/node/testing';
 import { createSshFixture, type SshFixture } from '@conch/ssh/testing';
 import type { SshDriver } from '../src/index.js';
 import { connectTo } from './helpers.js';
@@ -31,5 +31,5 @@ describeDriverConformance('ssh (ssh2 → OpenSSH)', {
     return spill;
   },
   screen: createXtermScreen,
-  countMarked: async (id) => countMarked(id),
+  countWithCommandId: async (id) => countWithCommandId(id),
 });

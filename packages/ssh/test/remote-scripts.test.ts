@@ -1,13 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { countMarked, isAlive } from '@conch/node/testing';
-import { processTree, REAPER } from '@conch/ssh/testing';
+import { waitFor } from '@conch/core/testing';
+import { countWithCommandId, isAlive, processTree } from '@conch/node/testing';
+import { REAPER } from '@conch/ssh/testing';
 import { describe, expect, it } from 'vitest';
 import {
   CONNECT_PROBE,
+  ESCAPED_SCRIPT,
   KILL_SCRIPT,
-  MARKED_SCRIPT,
   PROBE_SCRIPT,
-  parseMarkedReport,
+  parseEscapedReport,
   SIGNAL_SCRIPT,
   shCommand,
   startupScript,
@@ -22,7 +23,7 @@ function viaShell(command: string, env: Record<string, string> = {}): string {
 
 describe('remote scripts', () => {
   it('are valid POSIX sh (dash)', () => {
-    for (const script of [CONNECT_PROBE, KILL_SCRIPT, MARKED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
+    for (const script of [CONNECT_PROBE, KILL_SCRIPT, ESCAPED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
       execFileSync('/bin/sh', ['-n', '-c', script]);
     }
   });
@@ -65,7 +66,7 @@ describe('remote scripts', () => {
     ).toThrow();
   });
 
-  it('kill a whole tree, including a double-forked escapee found by its marker', async () => {
+  it('kill a whole tree, including a double-forked escaped process found by its command id', async () => {
     // Under the test reaper, so that the killed orphans are reaped (PID 1 in a container may not reap).
     const script = 'sleep 300 & (setsid sleep 301 &); sleep 302';
     const child = spawn(
@@ -75,15 +76,15 @@ describe('remote scripts', () => {
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const ready = () => processTree(child.pid!).length === 5 && countMarked('c_scripttest') === 4;
-      for (let i = 0; i < 250 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
+      const ready = () => processTree(child.pid!).length === 5 && countWithCommandId('c_scripttest') === 4;
+      await waitFor(ready, { what: 'the tree and its escaped process' }).catch(() => undefined);
       expect(ready()).toBe(true);
-      // The session leader (sh) is the reaper's child; the escapee was re-parented to the reaper.
+      // The session leader (sh) is the reaper's child; the escaped process was re-parented to the reaper.
       const root = processTree(child.pid!)[1]!;
       const args = ['tree', 'TERM', '10', String(root), 'CONCH_COMMAND_ID=c_scripttest'];
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL killed');
       expect(isAlive(root)).toBe(false);
-      expect(countMarked('c_scripttest')).toBe(0);
+      expect(countWithCommandId('c_scripttest')).toBe(0);
       // The reaper exits once its orphans are reaped.
       await exited;
       expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');
@@ -92,37 +93,37 @@ describe('remote scripts', () => {
     }
   });
 
-  it("list the processes carrying a command marker with their states, and the terminal's forks", async () => {
-    // A shell (the "terminal's process") with a subshell of its own and a marked program.
+  it("list the processes carrying a command id with their states, and the terminal's forks", async () => {
+    // A shell (the "terminal's process") with a subshell of its own and a program carrying a command id.
     const script = '(sleep 304; :) & CONCH_COMMAND_ID=c_markedtest sleep 303 & wait';
     const child = spawn('sh', ['-c', script], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const report = () =>
-        parseMarkedReport(
-          viaShell(shCommand(MARKED_SCRIPT, [String(child.pid), 'c_markedtest', 'c_nothing'])),
+        parseEscapedReport(
+          viaShell(shCommand(ESCAPED_SCRIPT, [String(child.pid), 'c_markedtest', 'c_nothing'])),
           ['c_markedtest', 'c_nothing'],
           child.pid,
         );
       const settled = () => {
         const r = report();
-        return r.marked.get('c_markedtest')?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
+        return r.escaped.get('c_markedtest')?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
       };
-      for (let i = 0; i < 250 && !settled(); i++) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(settled, { what: 'the processes to settle' }).catch(() => undefined);
       const seen = settled();
-      expect(seen?.marked.size).toBe(1);
-      expect(seen?.marked.get('c_markedtest')).toHaveLength(1);
+      expect(seen?.escaped.size).toBe(1);
+      expect(seen?.escaped.get('c_markedtest')).toHaveLength(1);
       expect(seen?.forks).toHaveLength(1);
       expect(processTree(child.pid!)).toEqual(
-        expect.arrayContaining([seen?.forks[0]?.pid, seen?.marked.get('c_markedtest')?.[0]?.pid]),
+        expect.arrayContaining([seen?.forks[0]?.pid, seen?.escaped.get('c_markedtest')?.[0]?.pid]),
       );
       // The terminal's own process never counts; other ids and malformed entries are left out.
-      expect(parseMarkedReport(`c_m ${child.pid}:S\nforks\n`, ['c_m'], child.pid)).toEqual({
-        marked: new Map(),
+      expect(parseEscapedReport(`c_m ${child.pid}:S\nforks\n`, ['c_m'], child.pid)).toEqual({
+        escaped: new Map(),
         forks: [],
       });
-      expect(parseMarkedReport('c_other 12:S\nc_x 13 14:? 15:R\nforks 16:R', ['c_x'], undefined)).toEqual({
-        marked: new Map([['c_x', [{ pid: 15, state: 'R' }]]]),
+      expect(parseEscapedReport('c_other 12:S\nc_x 13 14:? 15:R\nforks 16:R', ['c_x'], undefined)).toEqual({
+        escaped: new Map([['c_x', [{ pid: 15, state: 'R' }]]]),
         forks: [{ pid: 16, state: 'R' }],
       });
     } finally {
