@@ -16,6 +16,7 @@ const SCRIPTS = QUICK
       ['targets.mjs', 720, []],
       ['round-trip.mjs', 180, []],
       ['mcp-round-trip.mjs', 150, []],
+      ['sandbox.mjs', 180, []],
       ['memory.mjs', 400, []],
     ];
 

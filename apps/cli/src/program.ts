@@ -7,11 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import {
+  addSandboxOptions,
   addServerOptions,
   ConfigError,
   parameterOption,
   type ResolvedConfig,
   resolveConfig,
+  sandboxFlagsFromOptions,
+  sandboxRequestFromFlags,
   settingsFromOptions,
 } from '@conch/service';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -164,6 +167,39 @@ function finishCommand(result: CommandResult, json: boolean): number {
   return printCommandResult(result);
 }
 
+/**
+ * The session `conch exec --sandbox*` runs in: `--session` (default `sandbox`) by id or name, created
+ * sandboxed with the flags' rules (the cwd writable) when it does not exist; an existing session keeps
+ * its sandbox (refused when it has none). Without the flags, `--session` as given.
+ */
+async function sandboxedSession(call: Caller, options: Record<string, unknown>): Promise<string | undefined> {
+  const asked = sandboxRequestFromFlags(sandboxFlagsFromOptions(options), process.cwd());
+  const wanted = typeof options.session === 'string' ? options.session : undefined;
+  if (asked === undefined) return wanted;
+  const name = wanted ?? 'sandbox';
+  const { sessions } = await call<{
+    sessions: Array<{ session_id: string; name: string; state: string; sandbox?: unknown }>;
+  }>('list_sessions', {});
+  const found = sessions.find((s) => (s.session_id === name || s.name === name) && s.state !== 'closed');
+  if (found) {
+    if (found.sandbox === undefined) {
+      const error = {
+        code: 'POLICY_DENIED',
+        message: `Session ${name} runs unsandboxed, and a session's sandbox never changes.`,
+        hint: 'Name another session with --session (it is created sandboxed), or close this one.',
+      };
+      throw new ConchCliError(error, { error });
+    }
+    return found.session_id;
+  }
+  const created = await call<{ session_id: string }>('create_local', {
+    name,
+    cwd: process.cwd(),
+    sandbox: asked,
+  });
+  return created.session_id;
+}
+
 /** Wait options shared by exec, read, respond and key. */
 function waitArgs(options: { pause?: number; total?: number; until?: string }): Record<string, unknown> {
   return {
@@ -194,21 +230,25 @@ export function buildProgram(setExit: (code: number) => void): Command {
   const run = (work: () => Promise<number>) => async () => setExit(await work());
 
   addWaitOptions(
-    program
-      .command('exec')
-      .description(
-        'Run a command in a session (the default session unless --session) and wait for it to finish or go quiet.',
-      )
-      .argument('<command...>', 'the command line (put it after --)')
-      .option('-s, --session <id>', 'session id or name (default: the default session)')
-      .option('-b, --background', 'run it as a background process and return at once')
-      .option('--cwd <dir>', 'run it in this directory'),
+    addSandboxOptions(
+      program
+        .command('exec')
+        .description(
+          'Run a command in a session (the default session unless --session) and wait for it to finish or go quiet. With --sandbox*, in a sandboxed session (--session, default "sandbox"), created with those rules if it does not exist.',
+        )
+        .argument('<command...>', 'the command line (put it after --)')
+        .option('-s, --session <id>', 'session id or name (default: the default session)')
+        .option('-b, --background', 'run it as a background process and return at once')
+        .option('--cwd <dir>', 'run it in this directory'),
+      { required: false },
+    ),
   ).action((words: string[], options) =>
     run(() =>
       withDaemon(options.json === true, async (call, client) => {
+        const session = await sandboxedSession(call, options);
         const args = {
           command: words.join(' '),
-          ...(options.session ? { session_id: options.session } : {}),
+          ...(session ? { session_id: session } : {}),
           ...(options.background ? { background: true } : {}),
           ...(options.cwd ? { cwd: options.cwd } : {}),
         };

@@ -4,7 +4,7 @@
  */
 
 import { constants } from 'node:os';
-import { HELD_BY_PERSON_NOTE, SWALLOWED_NOTE } from '@conch/core';
+import { describeSandbox, HELD_BY_PERSON_NOTE, type SandboxRules, SWALLOWED_NOTE } from '@conch/core';
 import { escapeControls, formatTable, stylesFor } from './terminal-output.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 
@@ -14,6 +14,8 @@ export interface CommandResult {
   command_id: string;
   session_id: string;
   output: string;
+  /** Why the session's sandbox made it fail, and what it allows. */
+  hint?: string;
   exit_code?: number | null;
   signal?: string | null;
   state: string;
@@ -63,6 +65,7 @@ export function printCommandResult(result: CommandResult): number {
       const what = result.signal ? `${result.signal}` : `exit ${result.exit_code ?? 'unknown'}`;
       process.stderr.write(`${err.red(`[${escapeControls(what)}]`)}\n`);
     }
+    if (result.hint) process.stderr.write(`${err.dim(`sandbox: ${escapeControls(result.hint)}`)}\n`);
     return code;
   }
   const id = escapeControls(result.command_id);
@@ -120,6 +123,7 @@ interface SessionRow {
   host?: string;
   username?: string;
   attached?: { viewers: number; holds_terminal: boolean };
+  sandbox?: SandboxRules;
 }
 
 /** The ATTACHED cell: how many people watch, and `holds` when one of them holds the terminal. */
@@ -132,7 +136,7 @@ function attachedCell(attached: SessionRow['attached']): string {
 export function sessionTable(sessions: readonly SessionRow[]): string {
   if (sessions.length === 0) return 'No sessions.';
   return formatTable(
-    ['ID', 'NAME', 'KIND', 'STATE', 'ATTACHED', 'WHERE'],
+    ['ID', 'NAME', 'KIND', 'STATE', 'ATTACHED', 'WHERE', 'SANDBOX'],
     sessions.map((s) => [
       s.session_id,
       s.name,
@@ -140,6 +144,7 @@ export function sessionTable(sessions: readonly SessionRow[]): string {
       s.state,
       attachedCell(s.attached),
       s.kind === 'ssh' ? `${s.username ? `${s.username}@` : ''}${s.host ?? ''}:${s.cwd}` : s.cwd,
+      s.sandbox === undefined ? '-' : describeSandbox(s.sandbox),
     ]),
   );
 }

@@ -4,6 +4,8 @@
  * implement it and pass the conformance suite exported by `@conch/core/testing`.
  */
 
+import type { SandboxRules } from './sandbox/rules.js';
+
 /** Something that can be released; calling `dispose` twice is harmless. */
 export interface Disposable {
   dispose(): void;
@@ -122,6 +124,20 @@ export interface TerminalProcess {
   dispose(): void;
 }
 
+/**
+ * How a driver runs a process inside an OS sandbox (docs/sandbox.md). A driver that cannot set the sandbox
+ * up throws `SANDBOX_UNAVAILABLE`; it never runs the process unsandboxed.
+ */
+export interface SandboxLaunch {
+  /** The rules (resolved: absolute paths). */
+  rules: SandboxRules;
+  /**
+   * The directory of the session's private files (init script, environment snapshot, long commands):
+   * usable inside, where the driver's other private files (other sessions') are not.
+   */
+  privateDir: string;
+}
+
 /** The shells conch knows how to integrate with. */
 export type ShellKind = 'bash' | 'zsh' | 'sh';
 
@@ -137,6 +153,8 @@ export interface OpenShellOptions {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** Run the shell and everything it starts inside this sandbox. */
+  sandbox?: SandboxLaunch;
 }
 
 /** Options for {@link Driver.spawn}: one isolated process on its own PTY and process group. */
@@ -148,15 +166,23 @@ export interface SpawnOptions {
   env: Record<string, string>;
   cols: number;
   rows: number;
+  /** Run the process inside this sandbox (the one of the session it belongs to). */
+  sandbox?: SandboxLaunch;
 }
 
 /**
- * A host that can run terminals: the local machine or one SSH connection.
+ * Which driver a session lives on: `local` (this machine's PTYs), `ssh`, `container`, or the name of any
+ * other driver. Open: a new driver names itself without editing the core.
+ */
+export type DriverKind = 'local' | 'ssh' | 'container' | (string & {});
+
+/**
+ * A host that can run terminals: the local machine, one SSH connection, one container.
  * `specificationVersion` changes whenever this interface changes incompatibly.
  */
 export interface Driver {
   readonly specificationVersion: 1;
-  readonly kind: 'local' | 'ssh';
+  readonly kind: DriverKind;
   /** Starts a long-lived interactive shell on a new PTY. */
   openShell(options: OpenShellOptions): Promise<TerminalProcess>;
   /** Starts one process on its own PTY, in its own session and process group. */

@@ -65,12 +65,14 @@ export { AltScreenWatch } from './output/alt-screen-watch.js';
 export type {
   Disposable,
   Driver,
+  DriverKind,
   EscapedProcess,
   EscapedScan,
   ExitInfo,
   InputWaitEvidence,
   KillReport,
   OpenShellOptions,
+  SandboxLaunch,
   ScreenFactory,
   ScreenRenderer,
   ScreenSnapshot,
@@ -86,7 +88,6 @@ export {
   type InputWaitFacts,
   POLL_WAIT_CHANNEL,
   type ProcSample,
-  parseInputWaitReport,
   READ_WAIT_CHANNELS,
   readSyscallNumber,
 } from './input/input-wait.js';
@@ -140,6 +141,27 @@ export {
   verb,
   wordHint,
 } from './hint.js';
+/** Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused (docs/sandbox.md). */
+export { sandboxFailureHint } from './sandbox/failure-hint.js';
+export {
+  checkSandboxNetwork,
+  chooseSandbox,
+  describeSandbox,
+  describeSandboxNetwork,
+  isWithin,
+  normalizePath,
+  resolveSandboxRules,
+  SANDBOX_LIST_MAX,
+  SANDBOX_NETWORK_WORDS,
+  SANDBOX_SECRET_STORES,
+  SANDBOX_SERVICE_SOCKETS,
+  type SandboxHostFacts,
+  type SandboxNetwork,
+  type SandboxPolicy,
+  type SandboxRequest,
+  type SandboxRules,
+  sandboxWidening,
+} from './sandbox/rules.js';
 /** The one list of shells, and of programs that run typed commands. */
 export {
   COMMAND_READERS,

@@ -155,6 +155,17 @@ export abstract class TerminalProcessBase implements TerminalProcess {
     sessionId?: string;
   }): Promise<KillReport>;
 
+  /**
+   * The end of every driver's `killJob`: when the kill found nothing to signal while the terminal still
+   * runs, the job was the shell itself running a builtin (such as `read`), so it is interrupted with
+   * Ctrl+C, as a person would; otherwise `report` stands.
+   */
+  protected async interruptBuiltinJob(report: KillReport): Promise<KillReport> {
+    if (report.result !== 'already_exited' || this.hasExited) return report;
+    await this.write('\x03', 1000).catch(() => {});
+    return { result: 'killed', survivors: [] };
+  }
+
   /** Releases every resource: listeners and unread output here, the driver's own in {@link disposeResources}. */
   dispose(): void {
     if (this.isDisposed) return;

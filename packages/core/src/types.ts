@@ -2,7 +2,9 @@
  * The result and option shapes of docs/tools.md. Field names are snake_case because they are the wire contract.
  */
 
+import type { DriverKind } from './driver.js';
 import type { Vocabulary } from './hint.js';
+import type { SandboxRules } from './sandbox/rules.js';
 
 /** Lifecycle state of a session. */
 export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
@@ -10,7 +12,7 @@ export type SessionState = 'idle' | 'busy' | 'closed' | 'lost';
 /** A session as reported by `list_sessions` and friends. */
 export interface SessionInfo {
   session_id: string;
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   name: string;
   state: SessionState;
   cwd: string | null;
@@ -18,6 +20,8 @@ export interface SessionInfo {
   host?: string;
   port?: number;
   username?: string;
+  /** The rules of the OS sandbox the session runs in (docs/sandbox.md); absent when it runs unsandboxed. */
+  sandbox?: SandboxRules;
   pid?: number;
   created_at: string;
   last_activity_at: string;
@@ -107,6 +111,11 @@ export interface CommandResult {
   session_ended?: true;
   /** True on the first result in a default session that was recreated after its shell exited. */
   new_shell?: true;
+  /**
+   * On a completed command that failed because of its session's sandbox: which rule refused what, and what
+   * is allowed (the exit code stays the command's own).
+   */
+  hint?: string;
 }
 
 /** A command as reported by `list_processes`. */

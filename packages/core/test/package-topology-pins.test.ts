@@ -38,7 +38,7 @@ interface Pin {
 const PACKAGES: Record<string, Pin> = {
   'packages/core': {
     name: '@conch/core',
-    exports: ['.', './engine', './testing'],
+    exports: ['.', './engine', './host', './testing'],
     dependencies: ['re2js'],
     peerDependencies: ['vitest'],
     layer: 0,
@@ -51,7 +51,7 @@ const PACKAGES: Record<string, Pin> = {
   },
   'packages/policy': {
     name: '@conch/policy',
-    exports: ['.'],
+    exports: ['.', './testing'],
     dependencies: ['@conch/core', 'unbash', 'zod'],
     layer: 1,
   },

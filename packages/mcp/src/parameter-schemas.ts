@@ -7,7 +7,7 @@
  * ({@link ParameterOverride}); the type and range stay the table's.
  */
 
-import { type ParameterContext, parameterDefault, parameterRange } from '@conch/core';
+import { type ParameterContext, parameterDefault, parameterRange, SANDBOX_NETWORK_WORDS } from '@conch/core';
 import {
   type ParameterDefinition,
   type ParameterValue,
@@ -16,6 +16,16 @@ import {
   type VerbWithParameters,
 } from '@conch/service';
 import * as z from 'zod';
+
+/** `create_local`'s `sandbox`: true, false, or rules (checked again, with the host's facts, by the core). */
+const SandboxRequestSchema = z.union([
+  z.boolean(),
+  z.strictObject({
+    write: z.array(z.string()).optional(),
+    deny_read: z.array(z.string()).optional(),
+    network: z.union([z.enum(SANDBOX_NETWORK_WORDS), z.array(z.string())]).optional(),
+  }),
+]);
 
 /** What a profile (or an operator setting) changes of a table parameter. */
 export interface ParameterOverride {
@@ -67,6 +77,8 @@ function baseType(definition: ParameterDefinition, context: ParameterContext, va
     }
     case 'string_map':
       return z.record(z.string(), z.string());
+    case 'sandbox':
+      return SandboxRequestSchema;
   }
 }
 

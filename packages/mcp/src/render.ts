@@ -6,6 +6,7 @@
 
 import {
   type CloseSessionResult,
+  describeSandbox,
   HELD_BY_PERSON_NOTE,
   type KillResult,
   type LeanCommandResult,
@@ -122,6 +123,7 @@ export function commandStatusLine(result: LeanCommandResult): string {
 export function renderCommandResult(result: LeanCommandResult): string {
   const lines: string[] = [commandStatusLine(result)];
   if (result.new_shell) lines.push('new shell: cwd and environment were reset');
+  if (result.hint) lines.push(`sandbox: ${result.hint}`);
   if (result.output !== '') lines.push(result.output.replace(/\n$/, ''));
   if (result.swallowed) lines.push(SWALLOWED_NOTE);
   if (result.session_ended) {
@@ -152,6 +154,7 @@ export function renderSession(s: SessionInfo): string {
     `shell=${s.shell}`,
     `cwd=${s.cwd ?? 'unknown'}`,
   ];
+  if (s.sandbox !== undefined) bits.push(`sandbox: ${describeSandbox(s.sandbox)}`);
   if (s.pid !== undefined) bits.push(`pid=${s.pid}`);
   if (s.foreground_command_id) bits.push(`running=${s.foreground_command_id}`);
   if (s.attached)

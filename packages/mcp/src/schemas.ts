@@ -142,6 +142,7 @@ export const CommandResultShape = {
     .literal(true)
     .optional()
     .describe('First result in a recreated default session: cwd and env were reset.'),
+  hint: z.string().optional().describe('What the sandbox refused.'),
 };
 
 /** Session (docs/tools.md). */
@@ -159,6 +160,16 @@ export const SessionSchema = z.object({
   host: z.string().optional(),
   port: int().optional(),
   username: z.string().optional(),
+  sandbox: z
+    .object({
+      write: z.array(z.string()),
+      deny_read: z.array(z.string()),
+      network: z.unknown(),
+    })
+    .optional()
+    .describe(
+      'Its OS sandbox: writable paths (+ a private /tmp), unreadable ones, network (none, all, hosts).',
+    ),
   pid: int().optional(),
   created_at: z.string().describe('ISO time.'),
   last_activity_at: z.string().describe('ISO time.'),

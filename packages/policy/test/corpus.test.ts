@@ -3,8 +3,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Policy } from '../src/index.js';
+import { CORPUS, type CorpusEntry } from '../src/testing/corpus.js';
 import { giveToNobody, makeSandboxRoot, RUN_AS_NOBODY } from './bash-sandbox.js';
-import { CORPUS, type CorpusEntry } from './corpus.js';
 
 const denyRm = new Policy({ deny: ['rm'] });
 const allowGitLs = new Policy({ allow: ['git', 'ls'] });

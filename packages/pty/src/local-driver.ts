@@ -6,12 +6,13 @@
 
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   rmSync,
-  statSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -22,15 +23,19 @@ import {
   type Driver,
   ErrorCode,
   type OpenShellOptions,
+  type SandboxLaunch,
   type SpawnOptions,
   type TerminalProcess,
 } from '@conch/core';
-import { currentInstance, markInstanceDir, type ServerInstance } from '@conch/node';
+import { OWNER_MARKER } from '@conch/core/host';
+import { currentInstance, markInstanceDir, readProcStat, type ServerInstance } from '@conch/node';
 import nodePty from 'node-pty';
+import { findExecutable } from './find-executable.js';
 import { PtyProcess } from './pty-process.js';
+import { locateProgram, SandboxLauncher } from './sandbox/sandbox-launcher.js';
 
-/** Name of the environment variable that tags every process with its owning server. */
-export const OWNER_ENV = 'CONCH_OWNER';
+/** Name of the environment variable that tags every process with its owning server (`CONCH_OWNER`). */
+export const OWNER_ENV = OWNER_MARKER;
 
 /** Options of {@link createLocalDriver}. */
 export interface LocalDriverOptions {
@@ -87,14 +92,18 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
   const setpriv = findSetpriv();
   const live = new Set<PtyProcess>();
 
-  const start = (
+  const launcher = new SandboxLauncher(privateDir);
+
+  const start = async (
     file: string,
     args: string[],
     cwd: string | undefined,
     env: Record<string, string>,
     cols: number,
     rows: number,
-  ): TerminalProcess => {
+    sandbox: SandboxLaunch | undefined,
+    shell: boolean,
+  ): Promise<TerminalProcess> => {
     const workdir = cwd === undefined ? process.cwd() : resolve(cwd);
     if (!existsSync(workdir)) {
       throw new ConchError(
@@ -108,10 +117,16 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     const fullEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) fullEnv[k] = v;
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
-    // Let the program die with the server: a parent-death signal where util-linux offers one.
-    const [program, argv] = setpriv
-      ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]]
-      : [file, args];
+    // Inside a sandbox, bubblewrap dies with the server (and its PID namespace with it); elsewhere a
+    // parent-death signal where util-linux offers one.
+    const boxed =
+      sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir, !shell);
+    if (boxed) Object.assign(fullEnv, boxed.env);
+    const [program, argv] = boxed
+      ? [boxed.file, boxed.args]
+      : setpriv
+        ? [setpriv, ['--pdeathsig', 'SIGKILL', '--', file, ...args]]
+        : [file, args];
     let pty: nodePty.IPty;
     try {
       pty = nodePty.spawn(program, argv, {
@@ -123,6 +138,7 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         encoding: null as unknown as string,
       });
     } catch (error) {
+      boxed?.release();
       throw new ConchError(
         ErrorCode.INVALID_ARGUMENT,
         `Could not start ${JSON.stringify(file)}: ${(error as Error).message}`,
@@ -131,8 +147,15 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
         },
       );
     }
-    const proc = new PtyProcess(pty, ownerTag, () => live.delete(proc));
+    const proc = new PtyProcess(pty, ownerTag, () => {
+      live.delete(proc);
+      boxed?.release();
+    });
     live.add(proc);
+    if (boxed) {
+      const program = await findSandboxedProgram(proc, pty, file, boxed.depth);
+      if (shell) boxed.isShell(program);
+    }
     return proc;
   };
 
@@ -158,16 +181,27 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
           );
         }
       }
-      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows);
+      return start(o.shell, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox, true);
     },
     async spawn(o: SpawnOptions) {
-      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows);
+      return start(o.file, o.args, o.cwd, o.env, o.cols, o.rows, o.sandbox, false);
     },
     async writePrivateFile(name: string, content: string) {
       if (name.includes('..') || name.startsWith('/')) throw new Error(`bad private file name ${name}`);
       const path = join(privateDir, name);
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      writeFileSync(path, content, { mode: 0o600 });
+      // Never through a symbolic link: a sandboxed session can write its own private directory, and must
+      // not make conch write elsewhere for it.
+      const fd = openSync(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW,
+        0o600,
+      );
+      try {
+        writeFileSync(fd, content);
+      } finally {
+        closeSync(fd);
+      }
       return path;
     },
     async removePrivateFile(path: string) {
@@ -194,27 +228,50 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     },
     async dispose() {
       for (const proc of [...live]) proc.dispose();
+      launcher.dispose();
       rmSync(privateDir, { recursive: true, force: true });
     },
   };
 }
 
-/** The path of an executable regular file: `name` itself when it has a slash, else looked up in PATH. */
-function findExecutable(name: string): string | undefined {
-  const candidates = name.includes('/')
-    ? [resolve(name)]
-    : (process.env.PATH ?? '/usr/bin:/bin')
-        .split(':')
-        .filter((dir) => dir.startsWith('/'))
-        .map((dir) => join(dir, name));
-  for (const path of candidates) {
-    try {
-      if (!statSync(path).isFile()) continue;
-      accessSync(path, constants.X_OK);
-      return path;
-    } catch {
-      // not there, or not executable
-    }
+/**
+ * Names the host pid of a sandboxed program on its terminal process (see `sandbox/sandbox-launcher.ts`).
+ * When bubblewrap ends before the program starts, the sandbox could not be set up: SANDBOX_UNAVAILABLE
+ * with what bubblewrap said.
+ */
+async function findSandboxedProgram(
+  proc: PtyProcess,
+  pty: nodePty.IPty,
+  file: string,
+  depth: 1 | 2,
+): Promise<number> {
+  let said = '';
+  let ended = false;
+  const data = pty.onData((chunk) => {
+    if (said.length < 4000) said += Buffer.from(chunk as unknown as Uint8Array).toString('utf8');
+  });
+  const exit = pty.onExit(() => {
+    ended = true;
+  });
+  const terminalPid = pty.pid;
+  const program = await locateProgram(terminalPid, depth, () => ended);
+  data.dispose();
+  exit.dispose();
+  if (program === undefined && ended && !/^(bwrap|nsenter|setpriv|env): /m.test(said)) {
+    // The program ran and ended before it could be seen: nothing failed.
+    return terminalPid;
   }
-  return undefined;
+  if (program === undefined) {
+    proc.dispose();
+    throw new ConchError(
+      ErrorCode.SANDBOX_UNAVAILABLE,
+      `Could not start ${JSON.stringify(file)} in its sandbox: ${said.trim() || 'bubblewrap ended without starting it'}.`,
+      {
+        hint: 'Check that every path of the sandbox exists and that bubblewrap works on this host (docs/sandbox.md).',
+      },
+    );
+  }
+  const parent = readProcStat(program)?.ppid;
+  proc.setProgramPid(program, parent === undefined || depth === 1 ? [terminalPid] : [terminalPid, parent]);
+  return program;
 }

@@ -6,6 +6,7 @@
  * processes, and a reused pid is never taken for the instance. Called at start-up.
  */
 
+import { OWNER_MARKER } from '@conch/core/host';
 import { isInstanceAlive, listPids, readProcStat, removeDeadInstanceDirs } from '@conch/node';
 import { ownerOfTag } from './local-driver.js';
 import { readEnvVar } from './proc-fs.js';
@@ -19,7 +20,7 @@ export async function reapOrphans(tmpDir?: string): Promise<number> {
   const victims: number[] = [];
   for (const pid of listPids()) {
     if (pid === process.pid) continue;
-    const tag = readEnvVar(pid, 'CONCH_OWNER');
+    const tag = readEnvVar(pid, OWNER_MARKER);
     if (!tag) continue;
     const instance = ownerOfTag(tag);
     if (instance) {

@@ -60,7 +60,10 @@ export function terminalFds(pid: number): Map<number, string> {
   for (const fd of fds) {
     try {
       const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (target.startsWith('/dev/pts/') || target.startsWith('/dev/tty')) out.set(Number(fd), target);
+      // /dev/console: a sandbox's view of its terminal (bubblewrap binds the terminal there).
+      if (target.startsWith('/dev/pts/') || target.startsWith('/dev/tty') || target === '/dev/console') {
+        out.set(Number(fd), target);
+      }
     } catch {
       // fd closed meanwhile
     }

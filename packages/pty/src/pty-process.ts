@@ -142,7 +142,11 @@ class DrainGuard {
 
 /** A node-pty process (see the module doc); listeners, the exit and write deadlines come from the core's base. */
 export class PtyProcess extends TerminalProcessBase {
-  readonly pid: number | undefined;
+  /** The terminal's own process (node-pty's child); in a sandbox, the outer bubblewrap. */
+  private readonly terminalPid: number | undefined;
+  private programPid: number | undefined;
+  /** Processes between the terminal and the program (bubblewrap's), never taken for the program's. */
+  private supervisors: readonly number[] = [];
   private readonly pty: IPty;
   private readonly ptsName: string | undefined;
   private readonly onDisposed: () => void;
@@ -153,7 +157,8 @@ export class PtyProcess extends TerminalProcessBase {
     super(REAL_CLOCK);
     this.pty = pty;
     this.owner = owner;
-    this.pid = pty.pid;
+    this.terminalPid = pty.pid;
+    this.programPid = pty.pid;
     this.onDisposed = onDisposed;
     this.ptsName = (pty as unknown as { ptsName?: string }).ptsName;
     this.drain = new DrainGuard(pty, this.ptsName);
@@ -167,6 +172,20 @@ export class PtyProcess extends TerminalProcessBase {
       const sig = signal ? (SIGNALS[signal] ?? `SIG${signal}`) : null;
       this.deliverExit({ exitCode: sig ? null : exitCode, signal: sig });
     });
+  }
+
+  /** The host pid of the program the terminal runs (the shell, or an isolated command's). */
+  get pid(): number | undefined {
+    return this.programPid;
+  }
+
+  /**
+   * Names the program when it is not the terminal's own process: a sandboxed program runs under
+   * bubblewrap (see `sandbox/sandbox-launcher.ts`). Its host pid is what every probe and kill uses.
+   */
+  setProgramPid(pid: number, supervisors: readonly number[]): void {
+    this.programPid = pid;
+    this.supervisors = supervisors;
   }
 
   protected override writeBytes(data: Uint8Array, deadlineMs: number): Promise<void> {
@@ -288,19 +307,29 @@ export class PtyProcess extends TerminalProcessBase {
       },
       options.signal,
       options.graceMs,
-    ).then(async (report) => {
-      if (report.result === 'already_exited' && !this.hasExited) {
-        // Nothing but the shell itself is running the job (a builtin such as `read`): interrupt it.
-        await this.write('\x03', 1000).catch(() => {});
-        return { result: 'killed', survivors: [] };
-      }
-      return report;
-    });
+    ).then((report) => this.interruptBuiltinJob(report));
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
-    const evidence = decideInputWait(localInputWaitFacts(this.pid, this.ptsName));
+    const facts = localInputWaitFacts(this.pid, this.ptsName);
+    if (facts.members && this.supervisors.length > 0) {
+      // In a sandbox: bubblewrap polls the terminal's fds while it waits for the program, but it is no
+      // reader of the terminal; and the terminal is bound at /dev/console there (so /dev/tty opens as that).
+      const terminal = this.ptsName;
+      facts.members = facts.members
+        .filter((m) => !this.supervisors.includes(m.pid))
+        .map((m) => ({
+          ...m,
+          terminalFds: new Map(
+            [...m.terminalFds].map(([fd, path]) => [
+              fd,
+              path === '/dev/console' && terminal ? terminal : path,
+            ]),
+          ),
+        }));
+    }
+    const evidence = decideInputWait(facts);
     // What the terminal printed before its reader went to sleep may still be unread (a busy server): let
     // the event loop poll the terminal once after the facts, so that output reaches the listeners first.
     await afterNextPoll();
@@ -321,7 +350,7 @@ export class PtyProcess extends TerminalProcessBase {
 
   async foregroundProgram(): Promise<string | undefined> {
     const group = this.foregroundGroup();
-    if (group === undefined || group === this.pid) return undefined;
+    if (group === undefined || group === this.pid || group === this.terminalPid) return undefined;
     return readProcStat(group)?.comm;
   }
 
@@ -333,11 +362,15 @@ export class PtyProcess extends TerminalProcessBase {
   }
 
   protected override disposeResources(): void {
-    if (!this.hasExited && this.pid !== undefined) {
-      try {
-        process.kill(-this.pid, 'SIGKILL');
-      } catch {
-        // gone
+    if (!this.hasExited) {
+      // The program's group, and the terminal's (in a sandbox, bubblewrap's: its PID namespace dies with it).
+      for (const pid of new Set([this.programPid, this.terminalPid])) {
+        if (pid === undefined) continue;
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
     }
     this.drain.finish();

@@ -5,6 +5,7 @@
  */
 
 import type { EscapedProcess, EscapedScan, KillReport } from '@conch/core';
+import { COMMAND_MARKER, OWNER_MARKER, SESSION_MARKER } from '@conch/core/host';
 import { isProcessAlive } from '@conch/node';
 import { descendantsOf, readEnvVar, snapshotProcesses } from './proc-fs.js';
 
@@ -42,9 +43,9 @@ export function collectTargets(targets: KillTargets): number[] {
     for (const pid of all.keys()) {
       if (pid === process.pid) continue;
       const carriesId =
-        (targets.owner === undefined || readEnvVar(pid, 'CONCH_OWNER') === targets.owner) &&
-        ((targets.commandId !== undefined && readEnvVar(pid, 'CONCH_COMMAND_ID') === targets.commandId) ||
-          (targets.sessionId !== undefined && readEnvVar(pid, 'CONCH_SESSION_ID') === targets.sessionId));
+        (targets.owner === undefined || readEnvVar(pid, OWNER_MARKER) === targets.owner) &&
+        ((targets.commandId !== undefined && readEnvVar(pid, COMMAND_MARKER) === targets.commandId) ||
+          (targets.sessionId !== undefined && readEnvVar(pid, SESSION_MARKER) === targets.sessionId));
       if (carriesId) {
         found.add(pid);
         for (const d of descendantsOf(pid, all)) found.add(d);
@@ -76,8 +77,8 @@ export function findEscaped(commandIds: readonly string[], owner: string, termin
       continue;
     if (shell && stat.ppid === shell.pid && stat.comm === shell.comm)
       forks.push({ pid: stat.pid, state: stat.state });
-    const id = readEnvVar(stat.pid, 'CONCH_COMMAND_ID');
-    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, 'CONCH_OWNER') !== owner) continue;
+    const id = readEnvVar(stat.pid, COMMAND_MARKER);
+    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, OWNER_MARKER) !== owner) continue;
     const escaped = { pid: stat.pid, state: stat.state };
     const list = found.get(id);
     if (list) list.push(escaped);

@@ -1,25 +1,43 @@
+import { homedir } from 'node:os';
+import { resolveSandboxRules, type SandboxRules } from '@conch/core';
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { countWithCommandId } from '@conch/node/testing';
+import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
-let driver: LocalDriver | undefined;
-let spill: FileSpillStore | undefined;
+/**
+ * The suite against plain local sessions, and against sandboxed ones (real bubblewrap, docs/sandbox.md):
+ * the default rules plus a writable home (vim writes ~/.viminfo; the secret stores stay hidden).
+ */
+const SANDBOX = resolveSandboxRules(
+  { write: [process.cwd(), homedir()] },
+  { home: homedir(), cwd: process.cwd() },
+);
 
-describeDriverConformance('local (node-pty)', {
-  kind: 'local',
-  driver: async () => {
-    driver = createLocalDriver();
-    return driver;
-  },
-  teardown: async () => {
-    await driver?.dispose();
-    spill?.dispose(true);
-  },
-  spill: () => {
-    spill = new FileSpillStore({});
-    return spill;
-  },
-  screen: createXtermScreen,
-  countWithCommandId: async (id) => countWithCommandId(id),
-});
+for (const [name, sandbox] of [
+  ['local (node-pty)', undefined],
+  ['local (node-pty) in a bubblewrap sandbox', SANDBOX],
+] as [string, SandboxRules | undefined][]) {
+  let driver: LocalDriver | undefined;
+  let spill: FileSpillStore | undefined;
+  describeDriverConformance(name, {
+    kind: 'local',
+    ...(sandbox ? { sandbox } : {}),
+    driver: async () => {
+      driver = createLocalDriver();
+      return driver;
+    },
+    teardown: async () => {
+      await driver?.dispose();
+      spill?.dispose(true);
+    },
+    spill: () => {
+      spill = new FileSpillStore({});
+      return spill;
+    },
+    screen: createXtermScreen,
+    countWithCommandId: async (id) => countWithCommandId(id),
+    denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+  });
+}

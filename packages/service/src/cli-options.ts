@@ -9,6 +9,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import type { CliSettings } from './config.js';
 import { LOG_LEVELS } from './logger.js';
 import { PROFILES } from './profile-names.js';
+import { addSandboxOptions, sandboxFlagsFromOptions } from './sandbox-options.js';
 
 function intOption(min: number, max = Number.MAX_SAFE_INTEGER) {
   const range = max === Number.MAX_SAFE_INTEGER ? `≥ ${min}` : `from ${min} to ${max}`;
@@ -62,7 +63,7 @@ function choice(name: string, valid: readonly string[]) {
  * with {@link settingsFromOptions}.
  */
 export function addServerOptions(command: Command): Command {
-  return command
+  return addSandboxOptions(command, { required: true })
     .option('--config <path>', 'load settings from a conch.config.json (never loaded implicitly)')
     .option('--profile <name>', `tool surface: ${PROFILES.join(', ')}`, choice('profile', PROFILES))
     .option(
@@ -202,5 +203,6 @@ export function settingsFromOptions(o: Record<string, unknown>): CliSettings {
   if (Array.isArray(o.sshHostKeyPolicies)) settings.sshHostKeyPolicies = o.sshHostKeyPolicies as string[];
   assign('opencodeUrl', str('opencodeUrl'));
   assign('opencodeBin', str('opencodeBin'));
+  Object.assign(settings, sandboxFlagsFromOptions(o));
   return settings;
 }

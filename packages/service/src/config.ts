@@ -15,6 +15,8 @@ import {
   type EngineDefaults,
   type EngineLimits,
   OUTPUT_LINES_RANGE,
+  SANDBOX_NETWORK_WORDS,
+  type SandboxRequest,
 } from '@conch/core';
 import { expandHomePath } from '@conch/node';
 import {
@@ -29,6 +31,7 @@ import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-polic
 import * as z from 'zod';
 import { LOG_LEVELS, type LogLevel } from './logger.js';
 import { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
+import { type SandboxFlags, sandboxRequestFromFlags } from './sandbox-options.js';
 
 /** A configuration problem: the message is for a person and names the bad value and the valid ones. */
 export class ConfigError extends Error {
@@ -39,7 +42,7 @@ export class ConfigError extends Error {
 }
 
 /** Settings as given on the command line (all optional; see `cli-options.ts`). */
-export interface CliSettings {
+export interface CliSettings extends SandboxFlags {
   config?: string;
   profile?: string;
   shell?: string;
@@ -107,6 +110,16 @@ export interface ResolvedConfig {
   ssh: SshSettings;
   /** Where delegate_task finds OpenCode (flags only). */
   opencode: { url?: string; bin?: string };
+  /** The sandbox of local sessions (`--sandbox*` flags and the file's `sandbox`; docs/sandbox.md). */
+  sandbox: SandboxSettings;
+}
+
+/** What the operator asked of sandboxes, before the rules are resolved for a session's cwd. */
+export interface SandboxSettings {
+  /** The server's sandbox (undefined = sessions run unsandboxed unless they ask). */
+  request: SandboxRequest | undefined;
+  /** Every local session must be sandboxed, never wider than the server's. */
+  required: boolean;
 }
 
 const positiveInt = (what: string) =>
@@ -144,6 +157,18 @@ export const ConfigFileSchema = z.strictObject({
     .looseObject({ core: z.array(z.string()).optional(), exclude: z.array(z.string()).optional() })
     .optional(),
   audit_log: z.string().min(1).optional(),
+  /** The sandbox of local sessions: true (the defaults) or rules, and whether it is required. */
+  sandbox: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        write: z.array(z.string().min(1)).optional(),
+        deny_read: z.array(z.string().min(1)).optional(),
+        network: z.union([z.enum(SANDBOX_NETWORK_WORDS), z.array(z.string().min(1))]).optional(),
+        required: z.boolean().optional(),
+      }),
+    ])
+    .optional(),
   ssh: z
     .strictObject({
       /** The host key policies `connect_ssh` may use, e.g. ["strict", "ask"] (default: all four). */
@@ -169,7 +194,9 @@ function formatIssues(where: string, error: z.ZodError): string {
             ? ['allow', 'deny']
             : issue.path[0] === 'ssh'
               ? ['allowed_host_key_policies', 'default_host_key_policy']
-              : [];
+              : issue.path[0] === 'sandbox'
+                ? ['write', 'deny_read', 'network', 'required']
+                : [];
       return `${parent}unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}${
         valid.length > 0 ? ` (valid keys: ${valid.join(', ')})` : ''
       }`;
@@ -227,6 +254,14 @@ export function loadConfigFile(path: string): ConfigFile {
   if (cwd !== undefined) out.cwd = cwd;
   if (spill !== undefined) out.spill_dir = spill;
   if (audit !== undefined) out.audit_log = audit;
+  if (typeof file.sandbox === 'object') {
+    const { write, deny_read } = file.sandbox;
+    out.sandbox = {
+      ...file.sandbox,
+      ...(write === undefined ? {} : { write: write.map((p) => userPath(p, base)) }),
+      ...(deny_read === undefined ? {} : { deny_read: deny_read.map((p) => userPath(p, base)) }),
+    };
+  }
   return out;
 }
 
@@ -312,7 +347,36 @@ export function resolveConfig(cli: CliSettings): ResolvedConfig {
       ...(cli.opencodeUrl === undefined ? {} : { url: cli.opencodeUrl }),
       ...(cli.opencodeBin === undefined ? {} : { bin: expandHomePath(cli.opencodeBin) }),
     },
+    sandbox: resolveSandboxSettings(cli, file, cwdInput === undefined ? process.cwd() : userPath(cwdInput)),
   };
+}
+
+/** The sandbox flags over the file's `sandbox` (flags win key by key; `required` from either). */
+function resolveSandboxSettings(cli: CliSettings, file: ConfigFile, cwd: string): SandboxSettings {
+  const fromFile = file.sandbox;
+  const fileRequest: SandboxRequest | undefined =
+    fromFile === undefined || fromFile === false
+      ? undefined
+      : fromFile === true
+        ? true
+        : {
+            ...(fromFile.write === undefined ? {} : { write: fromFile.write }),
+            ...(fromFile.deny_read === undefined ? {} : { deny_read: fromFile.deny_read }),
+            ...(fromFile.network === undefined ? {} : { network: fromFile.network }),
+          };
+  const required =
+    cli.sandboxRequired === true || (typeof fromFile === 'object' && fromFile.required === true);
+  const fromFlags = sandboxRequestFromFlags(cli, cwd);
+  let request: SandboxRequest | undefined =
+    fromFlags === undefined
+      ? fileRequest
+      : fileRequest === undefined || fileRequest === true
+        ? fromFlags
+        : fromFlags === true
+          ? fileRequest
+          : { ...fileRequest, ...fromFlags };
+  if (required && request === undefined) request = true;
+  return { request, required };
 }
 
 /** Which policy a call without `host_key_policy` gets when the operator names none: ask, else the strongest allowed. */

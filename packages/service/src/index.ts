@@ -27,10 +27,11 @@ export {
   loadConfigFile,
   type ResolvedConfig,
   resolveConfig,
+  type SandboxSettings,
   type SshSettings,
 } from './config.js';
 /** The local engine (driver, spill store, screen, SessionManager) built from a configuration. */
-export { createLocalEngine, type EngineGuards, type LocalEngine } from './engine.js';
+export { createLocalEngine, type EngineGuards, type LocalEngine, type SandboxSetup } from './engine.js';
 /** The stderr logger. */
 export { createLogger, LOG_LEVELS, type Logger, type LogLevel, silentLogger } from './logger.js';
 /** Command line options derived from the parameter table. */
@@ -45,6 +46,15 @@ export {
 } from './parameters.js';
 /** The profile names `--profile` accepts. */
 export { isProfile, PROFILES, type Profile, unknownProfileMessage } from './profile-names.js';
+/** The sandbox flags (shared by the servers and `conch exec`), their translation, and this host's facts. */
+export {
+  addSandboxOptions,
+  parseSandboxNetwork,
+  type SandboxFlags,
+  sandboxFlagsFromOptions,
+  sandboxHostFacts,
+  sandboxRequestFromFlags,
+} from './sandbox-options.js';
 /** The verbs as methods of one service object, and its assembly from a configuration. */
 export {
   type AttachOptions,
@@ -52,6 +62,7 @@ export {
   type CloseSessionParams,
   ConchService,
   type ConchServiceOptions,
+  type CreateLocalParams,
   type CreateServiceOptions,
   createConchService,
   defaultGuards,

@@ -14,6 +14,7 @@ import {
   type ParameterContext,
   type ParameterRule,
   type RuledParameter,
+  type SandboxRequest,
 } from '@conch/core';
 import { HOST_KEY_POLICIES } from '@conch/ssh/host-key-policies';
 
@@ -149,6 +150,10 @@ export const VERB_PARAMETERS = {
     ),
     env: param('env', 'Extra environment variables, e.g. {"NODE_ENV":"test"}.'),
     ...sessionShape,
+    sandbox: param(
+      'sandbox',
+      'OS sandbox, fixed for the session (default: the server\'s). true: writes only in cwd and /tmp, ~/.ssh etc. unreadable, no network; or {write, deny_read, network: "none"|"all"|[hosts]}; false: none.',
+    ),
   },
   list_sessions: {},
   close_session: {
@@ -227,4 +232,6 @@ export type ParameterValue<D> = D extends { type: 'string' }
           ? string | string[]
           : D extends { type: 'string_map' }
             ? Record<string, string>
-            : never;
+            : D extends { type: 'sandbox' }
+              ? SandboxRequest
+              : never;

@@ -7,12 +7,14 @@
  * configuration (policy and audit, orphan reaping, the local engine).
  */
 
+import { resolve } from 'node:path';
 import {
   type ByteRead,
   type CloseSessionResult,
   type CommandResult,
   ConchError,
   type CreateLocalRequest,
+  chooseSandbox,
   DEFAULT_SESSION_ID,
   type Disposable,
   type EngineDefaults,
@@ -26,6 +28,8 @@ import {
   type ProcessInfo,
   type ReadOutputRequest,
   type RespondRequest,
+  type SandboxPolicy,
+  type SandboxRequest,
   type SendControlRequest,
   type SessionInfo,
   SessionManager,
@@ -39,8 +43,9 @@ import { reapOrphans, runsUnderConch } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
-import { createLocalEngine, type EngineGuards } from './engine.js';
+import { createLocalEngine, type EngineGuards, type SandboxSetup } from './engine.js';
 import { type Logger, silentLogger } from './logger.js';
+import { sandboxHostFacts } from './sandbox-options.js';
 import {
   type ConnectSshParams,
   type ConnectSshResult,
@@ -84,6 +89,8 @@ export interface ConchServiceOptions {
    * ran): the first result in the default session says `new_shell`, as when its shell is replaced.
    */
   previousSessionsGone?: boolean;
+  /** The operator's sandbox policy (default: none required, no server sandbox; docs/sandbox.md). */
+  sandbox?: SandboxSetup;
 }
 
 /** What a person asks for when attaching to a session (see {@link ConchService.attachTerminal}). */
@@ -93,6 +100,16 @@ export interface AttachOptions {
   /** The attaching program's pid, as its connection reports it (absent: unknown). */
   clientPid?: number;
 }
+
+/** `create_local` parameters: the engine's, with the sandbox as a caller asks for it. */
+export type CreateLocalParams = Omit<CreateLocalRequest, 'sandbox'> & {
+  sandbox?: SandboxRequest | undefined;
+};
+
+const NO_SANDBOX: SandboxSetup = {
+  policy: { rules: undefined, required: false },
+  facts: (cwd) => sandboxHostFacts(cwd),
+};
 
 /** Drops keys whose value is undefined (the engine treats absent and undefined alike, but be exact). */
 function defined<T extends object>(value: T): T {
@@ -107,6 +124,7 @@ export class ConchService {
   readonly #delegator: Delegator | undefined;
   readonly #logger: Logger;
   readonly #onClose: (() => Promise<void> | void) | undefined;
+  readonly #sandbox: SandboxSetup;
   #closing: Promise<void> | undefined;
   /** The default session's first result still has to say that the sessions of before are gone. */
   #newShellNotice: boolean;
@@ -121,6 +139,22 @@ export class ConchService {
     this.#logger = options.logger ?? silentLogger;
     this.#onClose = options.onClose;
     this.#newShellNotice = options.previousSessionsGone === true;
+    this.#sandbox = options.sandbox ?? NO_SANDBOX;
+  }
+
+  /** The operator's sandbox policy: the server's rules, and whether every local session must be sandboxed. */
+  get sandboxPolicy(): SandboxPolicy {
+    return this.#sandbox.policy;
+  }
+
+  /** Refuses what would run outside the sandbox on this machine when every session must be sandboxed. */
+  #refuseUnsandboxed(what: string): void {
+    if (!this.#sandbox.policy.required) return;
+    throw new ConchError(
+      ErrorCode.POLICY_DENIED,
+      `${what} is not allowed: this server requires every session to be sandboxed (--sandbox-required).`,
+      { hint: 'Use local sessions (create_local); they run in the sandbox.' },
+    );
   }
 
   /** True when the service can delegate tasks to OpenCode ({@link delegateTask}). */
@@ -189,9 +223,15 @@ export class ConchService {
     return this.#manager.killProcess(defined(params));
   }
 
-  /** Opens a local shell session (`create_local`). */
-  createLocal(params: CreateLocalRequest = {}, _context: ServiceCallContext = {}): Promise<SessionInfo> {
-    return this.#manager.createLocal(defined(params));
+  /**
+   * Opens a local shell session (`create_local`), in the sandbox it asks for under the operator's policy
+   * (`chooseSandbox`: absent = the server's, narrowing only under `--sandbox-required`).
+   */
+  async createLocal(params: CreateLocalParams = {}, _context: ServiceCallContext = {}): Promise<SessionInfo> {
+    const { sandbox: asked, ...rest } = params;
+    const cwd = resolve(rest.cwd ?? this.#manager.defaults.cwd ?? process.cwd());
+    const sandbox = chooseSandbox(asked, this.#sandbox.policy, this.#sandbox.facts(cwd));
+    return this.#manager.createLocal(defined({ ...rest, sandbox }));
   }
 
   /** The open sessions (`list_sessions`). */
@@ -213,12 +253,20 @@ export class ConchService {
   }
 
   /** Connects over SSH and opens a session there (`connect_ssh`; see ssh-connect.ts). */
-  connectSsh(params: ConnectSshParams, context: ServiceCallContext = {}): Promise<ConnectSshResult> {
+  async connectSsh(params: ConnectSshParams, context: ServiceCallContext = {}): Promise<ConnectSshResult> {
+    // An SSH session runs outside this machine's sandbox (and could reach this machine unsandboxed).
+    this.#refuseUnsandboxed('connect_ssh');
     return connectSshSession(this.#manager, this.#ssh, this.#connect, params, context);
   }
 
   /** Hands a whole coding task to OpenCode and returns its result (`delegate_task`; see `canDelegate`). */
   delegateTask(params: DelegateTaskInput, context: ServiceCallContext = {}): Promise<DelegateResult> {
+    try {
+      // OpenCode runs its own commands on this machine, outside any sandbox.
+      this.#refuseUnsandboxed('delegate_task');
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (!this.#delegator) {
       return Promise.reject(
         new ConchError(ErrorCode.INVALID_ARGUMENT, 'This conch cannot delegate: no OpenCode was found.', {
@@ -330,6 +378,12 @@ export async function createConchService(
     }
   }
   const engine = createLocalEngine(config, logger, guards);
+  if (config.sandbox.request !== undefined) {
+    logger.info('local sessions are sandboxed', {
+      required: config.sandbox.required,
+      network: engine.sandbox.policy.rules?.network,
+    });
+  }
   const delegator = options.delegate === false ? undefined : opencodeDelegator(config.opencode, logger);
   return new ConchService({
     manager: engine.manager,
@@ -340,6 +394,7 @@ export async function createConchService(
     },
     logger,
     ...(options.previousSessionsGone ? { previousSessionsGone: true } : {}),
+    sandbox: engine.sandbox,
     onClose: async () => {
       await engine.dispose();
       await options.onClose?.();

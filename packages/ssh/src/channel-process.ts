@@ -14,28 +14,24 @@ import {
   type ExitInfo,
   type InputWaitEvidence,
   type KillReport,
-  parseInputWaitReport,
   TerminalProcessBase,
   terminalExitedError,
 } from '@conch/core';
-import type { ClientChannel } from 'ssh2';
 import {
-  ESCAPED_SCRIPT,
-  KILL_SCRIPT,
-  PROBE_SCRIPT,
-  parseEscapedReport,
-  SIGNAL_SCRIPT,
+  COMMAND_MARKER,
+  type HostScripts,
+  markerEntry,
+  normalizeSignal,
+  type ProbeReport,
+  SESSION_MARKER,
   START_MARKER_OSC,
-} from './remote-scripts.js';
+} from '@conch/core/host';
+import type { ClientChannel } from 'ssh2';
 
-/** What a channel process needs from its driver: running small remote scripts, and the link's state. */
+/** What a channel process needs from its driver: the host scripts, and the link's state. */
 export interface ChannelHost {
-  /** Runs a remote POSIX-sh script (no PTY) and returns its stdout, or throws. */
-  runScript(
-    script: string,
-    args: readonly string[],
-    options: { timeoutMs: number; slotWaitMs: number },
-  ): Promise<string>;
+  /** The host scripts, run on their own channels of the driver's connections. */
+  readonly scripts: HostScripts;
   /** True once the connection carrying the channel is gone. */
   readonly lost: boolean;
   /** Called once when the process is disposed or has exited (bookkeeping). */
@@ -51,18 +47,11 @@ const SIGNAL_KEYS: Record<string, string> = { SIGINT: '\x03', SIGQUIT: '\x1c', S
 /** The clock of write deadlines (real time). */
 const REAL_CLOCK = createRealClock();
 
-/** How long an input-wait probe result is reused for `foregroundProgram()`. */
+/** How long a probe's report is reused for `foregroundProgram()` after an input-wait probe. */
 const PROBE_REUSE_MS = 1000;
 
 /** How the start of a channel went. */
 export type StartOutcome = { ok: true } | { ok: false; reason: 'cwd' | 'program' | 'closed' };
-
-/** Normalises a signal name to `SIGXXX`, or undefined when it is not a plain signal name. */
-export function normalizeSignal(signal: string): string | undefined {
-  const upper = signal.trim().toUpperCase();
-  const name = upper.startsWith('SIG') ? upper : `SIG${upper}`;
-  return /^SIG[A-Z0-9+-]+$/.test(name) ? name : undefined;
-}
 
 /**
  * A remote process on an SSH channel (see the module doc); listeners, the exit (after every byte) and
@@ -78,7 +67,7 @@ export class SshChannelProcess extends TerminalProcessBase {
   /** Resolves when the start marker arrived (or the channel closed before it). */
   readonly started: Promise<StartOutcome>;
   private exitStatus: ExitInfo | undefined;
-  private lastProbe: { at: number; evidence: InputWaitEvidence; comm: string | undefined } | undefined;
+  private lastProbe: { at: number; report: ProbeReport } | undefined;
 
   constructor(channel: ClientChannel, host: ChannelHost, nonce: string) {
     super(REAL_CLOCK);
@@ -219,12 +208,10 @@ export class SshChannelProcess extends TerminalProcessBase {
       if (key) void this.write(key, 1000).catch(() => {});
       return;
     }
-    void this.host
-      .runScript(SIGNAL_SCRIPT, [name.slice(3), String(pid)], { timeoutMs: 10_000, slotWaitMs: 1000 })
-      .catch(() => {
-        const key = SIGNAL_KEYS[name];
-        if (key) void this.write(key, 1000).catch(() => {});
-      });
+    void this.host.scripts.signalForeground(pid, name).catch(() => {
+      const key = SIGNAL_KEYS[name];
+      if (key) void this.write(key, 1000).catch(() => {});
+    });
   }
 
   override kill(options: {
@@ -234,8 +221,8 @@ export class SshChannelProcess extends TerminalProcessBase {
     sessionId?: string;
   }): Promise<KillReport> {
     const markers: string[] = [];
-    if (options.commandId) markers.push(`CONCH_COMMAND_ID=${options.commandId}`);
-    if (options.sessionId) markers.push(`CONCH_SESSION_ID=${options.sessionId}`);
+    if (options.commandId) markers.push(markerEntry(COMMAND_MARKER, options.commandId));
+    if (options.sessionId) markers.push(markerEntry(SESSION_MARKER, options.sessionId));
     return this.remoteKill('tree', options.signal, options.graceMs, markers);
   }
 
@@ -245,31 +232,22 @@ export class SshChannelProcess extends TerminalProcessBase {
       'tree',
       options.signal,
       options.graceMs,
-      [`CONCH_COMMAND_ID=${options.commandId}`],
+      [markerEntry(COMMAND_MARKER, options.commandId)],
       true,
     );
   }
 
   async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
     if (commandIds.length === 0 || this.host.lost) return { escaped: new Map(), forks: [] };
-    const root = this.remotePid === undefined ? '' : String(this.remotePid);
-    const out = await this.host.runScript(ESCAPED_SCRIPT, [root, ...commandIds], {
-      timeoutMs: 10_000,
-      slotWaitMs: 1000,
-    });
-    return parseEscapedReport(out, commandIds, this.remotePid);
+    return this.host.scripts.escapedProcesses(this.remotePid, commandIds);
   }
 
   async killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
-    const report = await this.remoteKill('job', options.signal, options.graceMs, [
-      `CONCH_COMMAND_ID=${options.commandId}`,
-    ]);
-    if (report.result === 'already_exited' && !this.hasExited) {
-      // Nothing but the shell itself runs the job (a builtin such as `read`): interrupt it.
-      await this.write('\x03', 1000).catch(() => {});
-      return { result: 'killed', survivors: [] };
-    }
-    return report;
+    return this.interruptBuiltinJob(
+      await this.remoteKill('job', options.signal, options.graceMs, [
+        markerEntry(COMMAND_MARKER, options.commandId),
+      ]),
+    );
   }
 
   private async remoteKill(
@@ -282,38 +260,25 @@ export class SshChannelProcess extends TerminalProcessBase {
     const name = normalizeSignal(signal);
     if (!name) throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid signal: ${JSON.stringify(signal)}.`);
     if (this.host.lost) return { result: 'stop_unconfirmed', survivors: [] };
-    const pid = markedOnly ? undefined : this.remotePid;
-    if (mode === 'tree' && pid === undefined && markers.length === 0) {
+    const root = markedOnly ? undefined : this.remotePid;
+    if (mode === 'tree' && root === undefined && markers.length === 0) {
       if (this.hasExited) return { result: 'already_exited', survivors: [] };
       this.dispose();
       return { result: 'stop_unconfirmed', survivors: [] };
     }
-    const ticks = Math.max(0, Math.round(graceMs / 100));
-    let out: string;
+    let report: KillReport | 'unsupported';
     try {
-      out = await this.host.runScript(
-        KILL_SCRIPT,
-        [mode, name.slice(3), String(ticks), pid === undefined ? '' : String(pid), ...markers],
-        { timeoutMs: graceMs + 15_000, slotWaitMs: 2000 },
-      );
+      report = await this.host.scripts.kill({ mode, signal: name, graceMs, root, markers });
     } catch {
       // No helper channel (the server's channel limit, and no extra connection possible). Escaped processes
       // alone (no root) cannot be reached without one; never fall back to hanging up this terminal for them.
       if (markedOnly) return { result: 'stop_unconfirmed', survivors: [] };
       return this.fallbackKill(mode, name, graceMs);
     }
-    const line = out.split('\n').find((l) => l.startsWith('CONCH_KILL ')) ?? '';
-    const [, result, ...rest] = line.trim().split(/\s+/);
-    if (result === 'unsupported')
-      return markedOnly
-        ? { result: 'stop_unconfirmed', survivors: [] }
-        : this.fallbackKill(mode, name, graceMs);
-    if (result === 'already_exited') return { result: 'already_exited', survivors: [] };
-    if (result === 'killed') return { result: 'killed', survivors: [] };
-    return {
-      result: 'stop_unconfirmed',
-      survivors: rest.map(Number).filter((n) => Number.isInteger(n) && n > 0),
-    };
+    if (report !== 'unsupported') return report;
+    return markedOnly
+      ? { result: 'stop_unconfirmed', survivors: [] }
+      : this.fallbackKill(mode, name, graceMs);
   }
 
   /**
@@ -346,41 +311,49 @@ export class SshChannelProcess extends TerminalProcessBase {
       : { result: 'stop_unconfirmed', survivors: [] };
   }
 
-  async inputWaitEvidence(): Promise<InputWaitEvidence> {
-    if (this.hasExited || this.disposed) return 'no';
-    return (await this.probe())?.evidence ?? 'unknown';
-  }
-
-  async foregroundIsOwn(): Promise<boolean | undefined> {
-    if (this.hasExited || this.disposed) return undefined;
-    return (await this.probe())?.own;
-  }
-
-  /** One run of the remote probe (undefined when it cannot run); remembered for `foregroundProgram`. */
-  private async probe(): Promise<{ evidence: InputWaitEvidence; own: boolean | undefined } | undefined> {
+  /** A fresh report of the probe script about the terminal's foreground group, or undefined. */
+  private async probe(): Promise<ProbeReport | undefined> {
     const pid = this.remotePid;
     if (pid === undefined || this.host.lost) return undefined;
     try {
-      const report = parseInputWaitReport(
-        await this.host.runScript(PROBE_SCRIPT, [String(pid)], { timeoutMs: 5000, slotWaitMs: 0 }),
-      );
-      const evidence = decideInputWait(report.facts);
-      const own =
-        report.fg === undefined || report.rootGroup === undefined || !Number.isInteger(report.rootGroup)
-          ? undefined
-          : report.fg === report.rootGroup;
-      const comm = report.fg !== undefined && report.fg !== report.rootGroup ? report.comm : undefined;
-      this.lastProbe = { at: Date.now(), evidence, comm };
-      return { evidence, own };
+      const report = await this.host.scripts.probe(pid);
+      this.lastProbe = { at: Date.now(), report };
+      return report;
     } catch {
       return undefined;
     }
   }
 
+  /** The last probe's report when it is at most {@link PROBE_REUSE_MS} old, else a fresh one. */
+  private async recentProbe(): Promise<ProbeReport | undefined> {
+    const last = this.lastProbe;
+    if (last && Date.now() - last.at <= PROBE_REUSE_MS) return last.report;
+    return this.probe();
+  }
+
+  async inputWaitEvidence(): Promise<InputWaitEvidence> {
+    if (this.hasExited || this.disposed) return 'no';
+    const report = await this.probe();
+    return report === undefined ? 'unknown' : decideInputWait(report.facts);
+  }
+
+  async foregroundIsOwn(): Promise<boolean | undefined> {
+    if (this.hasExited || this.disposed) return undefined;
+    const report = await this.probe();
+    if (report === undefined || report.fg === undefined) return undefined;
+    if (report.rootGroup === undefined || !Number.isInteger(report.rootGroup)) return undefined;
+    return report.fg === report.rootGroup;
+  }
+
   async foregroundProgram(): Promise<string | undefined> {
     if (this.hasExited || this.disposed) return undefined;
-    if (!this.lastProbe || Date.now() - this.lastProbe.at > PROBE_REUSE_MS) await this.inputWaitEvidence();
-    return this.lastProbe?.comm;
+    const report = await this.recentProbe();
+    return report !== undefined && report.fg !== report.rootGroup ? report.comm : undefined;
+  }
+
+  async foregroundPrograms(): Promise<string[] | undefined> {
+    if (this.hasExited || this.disposed) return undefined;
+    return (await this.probe())?.names;
   }
 
   protected override disposeResources(): void {

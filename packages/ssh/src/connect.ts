@@ -19,6 +19,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConchError, ErrorCode, PARAMETER_RULES } from '@conch/core';
+import { CONNECT_PROBE, parseConnectProbe, shCommand } from '@conch/core/host';
 import { expandHomePath } from '@conch/node';
 import type { Client, ClientChannel } from 'ssh2';
 import { authPlan } from './auth-plan.js';
@@ -29,7 +30,6 @@ import type { HopTarget } from './hop-target.js';
 import type { HostKeyQuestion } from './host-key-decision.js';
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from './host-key-policies.js';
 import { fingerprintOf, keyTypeOf } from './known-hosts.js';
-import { CONNECT_PROBE, shCommand } from './remote-scripts.js';
 import {
   defaultConfigPath,
   type JumpSpec,
@@ -302,14 +302,8 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
     const plan = authPlan(options, target, true, skipped);
     const main = await race(handshake({ ...common, hop: target, sock, attempts: plan, policy, skipped }));
     // Probe: the private directory and the login shell.
-    const probe = await race(runOnce(main.client, shCommand(CONNECT_PROBE)));
-    const values = new Map<string, string>();
-    for (const line of probe.split('\n')) {
-      const eq = line.indexOf('=');
-      if (eq > 0) values.set(line.slice(0, eq), line.slice(eq + 1));
-    }
-    const privateDir = values.get('dir') ?? '';
-    if (values.size === 0) {
+    const probe = parseConnectProbe(await race(runOnce(main.client, shCommand(CONNECT_PROBE))));
+    if (probe === undefined) {
       throw new ConchError(
         ErrorCode.INTERNAL,
         `The login shell of ${target.username} on ${target.hostName} could not run a POSIX sh command.`,
@@ -318,6 +312,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
         },
       );
     }
+    const privateDir = probe.privateDir;
     if (!privateDir.startsWith('/')) {
       throw new ConchError(
         ErrorCode.INTERNAL,
@@ -386,8 +381,9 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       port: target.port,
       username: target.username,
       privateDir,
-      loginShell: values.get('shell') ?? '',
-      bashPath: values.get('bash') ?? '',
+      loginShell: probe.loginShell,
+      bashPath: probe.bashPath,
+      processFacts: probe.facts,
       reconnect,
       ...(reconnect
         ? {}

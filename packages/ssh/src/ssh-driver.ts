@@ -25,9 +25,18 @@ import {
   type TerminalProcess,
   verb,
 } from '@conch/core';
+import {
+  ENV_NAME_RULE,
+  type HostScriptPurpose,
+  HostScripts,
+  isValidEnvName,
+  normalizeSignal,
+  type ProcessFactsKind,
+  shCommand,
+  startupScript,
+} from '@conch/core/host';
 import type { Client, ClientChannel, PseudoTtyOptions } from 'ssh2';
 import { type ChannelHost, SshChannelProcess } from './channel-process.js';
-import { isValidEnvName, shCommand, startupScript } from './remote-scripts.js';
 
 /** The result of {@link SshDriver.exec}. */
 export interface SshExecResult {
@@ -52,6 +61,8 @@ export interface SshDriverInit {
   loginShell: string;
   /** Path of bash on the remote host, or empty. */
   bashPath: string;
+  /** How the remote host's process facts are read (the connect probe's finding). */
+  processFacts: ProcessFactsKind;
   /** Opens another authenticated connection to the same host (same host key); undefined when impossible. */
   reconnect: (() => Promise<Client>) | undefined;
   /** Why extra connections are impossible (for the LIMIT_REACHED message). */
@@ -83,6 +94,16 @@ const MAX_LINKS = 16;
 const START_TIMEOUT_MS = 20_000;
 /** How long utility channels wait for a free slot by default when no extra connection can be opened. */
 const UTILITY_WAIT_MS = 10_000;
+/**
+ * How long each host script waits for a free channel slot: a kill waits longest; a probe not at all (a
+ * probe that cannot run now has no evidence, which is an answer too).
+ */
+const SCRIPT_SLOT_WAIT_MS: Readonly<Record<HostScriptPurpose, number>> = {
+  kill: 2000,
+  escaped: 1000,
+  probe: 0,
+  signal: 1000,
+};
 
 /** Options of {@link SshDriver.exec}. */
 export interface SshExecOptions {
@@ -164,6 +185,8 @@ export class SshDriver implements Driver {
   readonly username: string;
   /** The remote private 0700 directory holding init scripts and long commands. */
   readonly privateDir: string;
+  /** The host scripts (kill, probe, escaped processes, signal), reading the host's process facts. */
+  readonly scripts: HostScripts;
   private readonly loginShell: string;
   private readonly bashPath: string;
   private readonly nonce = randomBytes(8).toString('hex');
@@ -190,6 +213,14 @@ export class SshDriver implements Driver {
     this.privateDir = init.privateDir;
     this.loginShell = init.loginShell;
     this.bashPath = init.bashPath;
+    this.scripts = new HostScripts(
+      (script, args, call) =>
+        this.runScript(script, args, {
+          timeoutMs: call.timeoutMs,
+          slotWaitMs: SCRIPT_SLOT_WAIT_MS[call.purpose],
+        }),
+      init.processFacts,
+    );
     this.reconnect = init.reconnect;
     this.reconnectUnavailableReason = init.reconnectUnavailableReason;
     this.dependencies = init.dependencies;
@@ -407,7 +438,7 @@ export class SshDriver implements Driver {
 
   /** The channel host adapter handed to processes. */
   private readonly channelHost = (link: Link): ChannelHost => ({
-    runScript: (script, args, options) => this.runScript(script, args, options),
+    scripts: this.scripts,
     get lost() {
       return link.closed;
     },
@@ -436,7 +467,7 @@ export class SshDriver implements Driver {
       channel.stderr.on('data', (d: Buffer) => err.push(d));
       channel.on('exit', (code: number | null, sig?: string) => {
         exitCode = typeof code === 'number' ? code : null;
-        signal = sig ? (sig.startsWith('SIG') ? sig : `SIG${sig}`) : null;
+        signal = sig ? (normalizeSignal(sig) ?? `SIG${sig}`) : null;
       });
       channel.on('error', () => {});
       channel.on('close', () => {
@@ -479,7 +510,7 @@ export class SshDriver implements Driver {
           ErrorCode.INVALID_ARGUMENT,
           `Invalid environment variable name: ${JSON.stringify(name)}.`,
           {
-            hint: 'Names are letters, digits and underscores, not starting with a digit.',
+            hint: `Names are letters, digits and underscores, not starting with a digit (${ENV_NAME_RULE}).`,
           },
         );
       }

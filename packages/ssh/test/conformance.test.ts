@@ -5,6 +5,7 @@
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { countWithCommandId } from '@conch/node/testing';
+import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { createSshFixture, type SshFixture } from '@conch/ssh/testing';
 import type { SshDriver } from '../src/index.js';
 import { connectTo } from './helpers.js';
@@ -32,4 +33,5 @@ describeDriverConformance('ssh (ssh2 → OpenSSH)', {
   },
   screen: createXtermScreen,
   countWithCommandId: async (id) => countWithCommandId(id),
+  denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
 });

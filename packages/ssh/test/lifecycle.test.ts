@@ -6,8 +6,8 @@
 import { createRealClock, type SessionInfo, SessionManager } from '@conch/core';
 import { waitFor } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countWithCommandId } from '@conch/node/testing';
-import { createSshFixture, killAndWait, pidsWithEnv, type Sshd, type SshFixture } from '@conch/ssh/testing';
+import { countWithCommandId, pidsWithEnv } from '@conch/node/testing';
+import { createSshFixture, killAndWait, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
 import { connectTo } from './helpers.js';

@@ -8,6 +8,7 @@
 import type { Clock } from '../clock.js';
 import type { KillReport, ScreenFactory, TerminalProcess } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
+import { COMMAND_MARKER } from '../host/markers.js';
 import { Command, type CommandTerminal } from './command.js';
 import type { CommandRegistry } from './command-registry.js';
 import type { EngineDefaults } from './limits.js';
@@ -36,7 +37,10 @@ export class CommandLauncher {
     const { clock, registry } = this.options;
     const id = registry.uniqueId();
     const terminal: CommandTerminal = {
-      write: (data) => session.write(data),
+      write: async (data) => {
+        await session.lineRead(command, this.options.defaults.writeDeadlineMs);
+        return session.write(data);
+      },
       inputWaitEvidence: () => session.foregroundInputWait(command),
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
@@ -95,11 +99,12 @@ export class CommandLauncher {
     // The environment an isolated command loads is the one the shell snapshots after each command's end.
     await session.snapshotWritten(defaults.snapshotWaitMs);
     const id = registry.uniqueId();
+    const snapshot = session.leaseSnapshot();
     const launch = session.integration.isolatedLaunch({
       commandId: id,
       text,
       cwd: cwd ?? session.cwd ?? undefined,
-      envFile: session.envFile,
+      envFile: snapshot.file,
       shell: session.shell,
     });
     const screen = this.options.screenFactory?.(session.cols, session.rows);
@@ -125,11 +130,13 @@ export class CommandLauncher {
         file: launch.file,
         args: launch.args,
         cwd: undefined,
-        env: { ...session.env, ...launch.env, CONCH_COMMAND_ID: id },
+        env: { ...session.env, ...launch.env, [COMMAND_MARKER]: id },
         cols: session.cols,
         rows: session.rows,
+        ...(session.sandbox === undefined ? {} : { sandbox: session.sandbox }),
       });
     } catch (error) {
+      snapshot.release();
       screen?.dispose();
       throw ConchError.is(error)
         ? error
@@ -152,7 +159,10 @@ export class CommandLauncher {
     const deliver = (pieces: ReturnType<TerminalStream['push']>) => {
       for (const piece of pieces) {
         if (piece.type === 'data') command.appendOutput(piece.bytes);
-        else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
+        else if (piece.marker.type === 'start' && piece.marker.commandId === id) {
+          // The wrapper prints its start marker once it has loaded the environment.
+          snapshot.release();
+        } else if (piece.marker.type === 'end' && piece.marker.commandId === id) {
           endInfo = { status: piece.marker.status, cwd: piece.marker.cwd };
         }
       }
@@ -163,6 +173,7 @@ export class CommandLauncher {
     const dataSub = running.onData((chunk) => deliver(stream.push(chunk)));
     const exitSub = running.onExit((info) => {
       deliver(stream.flush());
+      snapshot.release();
       dataSub.dispose();
       exitSub.dispose();
       proc = undefined;

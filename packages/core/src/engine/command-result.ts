@@ -6,8 +6,10 @@
 
 import type { Vocabulary } from '../hint.js';
 import { compactScreen } from '../output/compact-screen.js';
+import { sandboxFailureHint } from '../sandbox/failure-hint.js';
 import type { CommandResult } from '../types.js';
 import type { Command } from './command.js';
+import type { Session } from './session.js';
 import type { TextPattern } from './user-pattern.js';
 import type { WaitOutcome } from './waiter.js';
 
@@ -17,11 +19,15 @@ export interface ResultOutcome {
   prompt?: WaitOutcome['prompt'];
 }
 
-/** How much of the output a result may carry, and the face's words for hints within it. */
+/**
+ * How much of the output a result may carry, the face's words for hints within it, and the command's
+ * session (a sandboxed session's result explains a failure its sandbox caused).
+ */
 export interface ResultBudget {
   maxChars: number;
   maxLines: number;
   vocabulary?: Vocabulary;
+  session?: Pick<Session, 'sandbox' | 'cwd'>;
 }
 
 /**
@@ -61,6 +67,16 @@ export function commandResult(
   if (completed) {
     result.exit_code = command.exitCode;
     result.signal = command.signal;
+    const session = budget.session;
+    const hint =
+      session?.sandbox &&
+      sandboxFailureHint(
+        session.sandbox.rules,
+        result.output,
+        command.exitCode,
+        command.cwdAfter ?? session.cwd ?? undefined,
+      );
+    if (hint) result.hint = hint;
     if (!command.isolated && command.cwdAfter !== undefined) {
       result.cwd = command.cwdAfter;
       if (command.cwdBefore !== undefined && command.cwdBefore !== command.cwdAfter)

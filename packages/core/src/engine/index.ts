@@ -70,4 +70,5 @@ export {
   MAX_TYPED_LINE,
   ShellIntegration,
   shellKindOf,
+  snapshotFile,
 } from '../shell/shell-integration.js';

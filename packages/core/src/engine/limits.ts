@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_OUTPUT_LINES } from '../output/budget.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 
 /** Resource limits of one engine (docs/sessions.md "Limits"); all configurable. */
 export interface EngineLimits {
@@ -75,6 +76,8 @@ export interface EngineDefaults {
   cwd: string | undefined;
   /** Environment defaults of every session (docs/sessions.md), before the per-session id. */
   env: Record<string, string>;
+  /** The OS sandbox of the default session (the server's `--sandbox`); undefined = none. */
+  sandbox?: SandboxRules | undefined;
 }
 
 /** The defaults of docs/tools.md. */

@@ -29,7 +29,9 @@ export type ParameterType =
   /** One key name or a list of them. */
   | 'keys'
   /** An object of string values (environment variables). */
-  | 'string_map';
+  | 'string_map'
+  /** `true`, `false`, or sandbox rules `{write?, deny_read?, network?}` (see `resolveSandboxRules`). */
+  | 'sandbox';
 
 /** The rule of one parameter (see the module doc). */
 export interface ParameterRule {
@@ -121,6 +123,7 @@ export const PARAMETER_RULES = {
     default: (c) => c.defaults.rows,
   },
   name: { type: 'string', min: 1, max: 100 },
+  sandbox: { type: 'sandbox' },
   host: { type: 'string', min: 1, max: 1000 },
   port: { type: 'integer', min: 1, max: 65535, default: 22 },
   username: { type: 'string', min: 1, max: 256 },

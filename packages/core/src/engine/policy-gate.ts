@@ -9,6 +9,7 @@
 import type { Driver } from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { hint, verb } from '../hint.js';
+import { ENV_NAME_RULE, isValidEnvName } from '../host/environment.js';
 import type { SubmittedLine } from '../input/person-line.js';
 import { typedLines } from '../input/typed-line.js';
 import { shellQuote } from '../shell/shell-integration.js';
@@ -97,9 +98,9 @@ export class PolicyGate {
    */
   checkEnv(env: Record<string, string>): void {
     for (const [key, value] of Object.entries(env)) {
-      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key) || typeof value !== 'string' || value.includes('\0')) {
+      if (!isValidEnvName(key) || typeof value !== 'string' || value.includes('\0')) {
         throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid env entry ${JSON.stringify(key)}.`, {
-          hint: 'env maps variable names ([A-Za-z_][A-Za-z0-9_]*) to strings without NUL.',
+          hint: `env maps variable names (${ENV_NAME_RULE}) to strings without NUL.`,
         });
       }
     }

@@ -3,6 +3,8 @@
  * shape; the engine resolves defaults and ranges (parameters.ts).
  */
 
+import type { DriverKind } from '../driver.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import type { WaitOptions } from '../types.js';
 
 /** `create_local` parameters. */
@@ -13,11 +15,13 @@ export interface CreateLocalRequest {
   cols?: number;
   rows?: number;
   name?: string;
+  /** Run the session inside an OS sandbox with these (resolved) rules; fixed for the session's life. */
+  sandbox?: SandboxRules;
 }
 
 /** Parameters for opening a session on any driver (used by `create_local` and `connect_ssh`). */
 export interface OpenSessionRequest extends CreateLocalRequest {
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   host?: string;
   port?: number;
   username?: string;

@@ -440,6 +440,52 @@ describe('the environment snapshot after a command ends', () => {
     expect(await settled(clock, again)).toMatchObject({ status: 'completed', output: 'again' });
   });
 
+  it('gives isolated commands the last snapshot written whole, a file the shell is never told to rewrite', async () => {
+    const { clock, driver, manager } = setup();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    const envFile = manager.getSession('default').envFile;
+    /** The snapshot slot typed with the latest command. */
+    const typedSlot = () => Number(/ __conch_s \w+(?: (\d+))?;/.exec(shell.written.at(-1)!)![1] ?? 0);
+    /** Runs a foreground command; the slot its snapshot goes to. */
+    const foreground = async () => {
+      await settled(clock, manager.execute({ command: 'true' }));
+      return typedSlot();
+    };
+    /** Starts an isolated command; the env file it loads. */
+    const isolated = async () => {
+      await settled(clock, manager.execute({ command: 'echo side', background: true }));
+      return driver.processes.at(-1)!.args.at(-4);
+    };
+    const file = (slot: number) => (slot === 0 ? envFile : `${envFile}.${slot}`);
+    // Slot 0 holds the start-up snapshot, so the first command wrote slot 1; the slots then alternate.
+    expect(typedSlot()).toBe(1);
+    expect(await isolated()).toBe(file(1));
+    expect(await foreground()).toBe(0);
+    expect(await isolated()).toBe(file(0));
+    // An isolated command still loading slot 0 (no start marker yet) keeps the shell off it.
+    driver.holdStarts = true;
+    expect(await isolated()).toBe(file(0));
+    expect(await foreground()).toBe(1);
+    expect(await foreground()).toBe(2);
+    expect(await foreground()).toBe(1);
+    driver.releaseStarts();
+    await clock.settle();
+    expect(await foreground()).toBe(0);
+    expect(await isolated()).toBe(file(0));
+    // A snapshot the shell could not write whole (a full disk) is never loaded.
+    shell.snapshotStatus = 1;
+    expect(await foreground()).toBe(1);
+    expect(await isolated()).toBe(file(0));
+    shell.snapshotStatus = 0;
+    expect(await foreground()).toBe(1);
+    expect(await isolated()).toBe(file(1));
+    // The session's end removes every slot's file.
+    for (const slot of [0, 1, 2]) driver.files.set(file(slot), '');
+    await settled(clock, manager.closeSession('default'));
+    expect([0, 1, 2].filter((slot) => driver.files.has(file(slot)))).toEqual([]);
+  });
+
   it('ends the wait when the shell starts its next command or dies', async () => {
     const { clock, driver, manager, shell } = await heldShell();
     await settled(clock, manager.execute({ command: 'export FOO=bar' }));
@@ -467,5 +513,49 @@ describe('the environment snapshot after a command ends', () => {
     await clock.settle();
     expect(driver.processes.length).toBe(before + 1);
     expect(await settled(clock, late)).toMatchObject({ output: 'late' });
+  });
+});
+
+describe('input for a command whose line the shell has not read yet', () => {
+  it('waits for the shell to read the line (else a Ctrl+C would throw the line away), up to the write deadline', async () => {
+    const { clock, driver, manager } = setup({ defaults: { writeDeadlineMs: 5000 } });
+    driver.script('cat', (c) =>
+      c.onInput((t) => {
+        c.print(t.replace('\r', ''));
+        c.exit(0);
+      }),
+    );
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    shell.holdLines = true;
+    const r = await settled(clock, manager.execute({ command: 'cat', pause_timeout: 1 }));
+    expect(r.status).toBe('partial');
+    let answered = false;
+    const sent = manager
+      .respond({ command_id: r.command_id, text: 'hello', pause_timeout: 1 })
+      .finally(() => {
+        answered = true;
+      });
+    await clock.advance(4000);
+    expect(shell.written.join('')).not.toContain('hello');
+    expect(answered).toBe(false);
+    // The shell reads the line and starts the command: the input follows it.
+    shell.releaseLines();
+    const done = await settled(clock, sent);
+    expect(shell.written.at(-1)).toBe('hello\r');
+    expect(done.output).toBe('hello');
+    // A shell that never reads the line: the input goes after the write deadline, as any write would.
+    shell.holdLines = true;
+    const stuck = await settled(
+      clock,
+      manager.execute({ command: 'cat', session_id: 'default', pause_timeout: 1 }),
+    );
+    expect(stuck.isolated).toBeUndefined();
+    const late = manager.sendControl({ command_id: stuck.command_id, key: 'C-c', pause_timeout: 1 });
+    await clock.advance(4999);
+    expect(shell.written.at(-1)).not.toBe('\x03');
+    await clock.advance(1);
+    expect(shell.written.at(-1)).toBe('\x03');
+    await settled(clock, late);
   });
 });

@@ -7,9 +7,18 @@
  */
 
 import type { Clock } from '../clock.js';
-import type { Disposable, Driver, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import type {
+  Disposable,
+  Driver,
+  SandboxLaunch,
+  ScreenFactory,
+  SpillStore,
+  TerminalProcess,
+} from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { hint, verb } from '../hint.js';
+import { SESSION_MARKER } from '../host/markers.js';
+import { normalizeSignal } from '../host/signals.js';
 import { encodeKeys } from '../input/key-map.js';
 import { ShellIntegration, shellKindOf } from '../shell/shell-integration.js';
 import type {
@@ -170,9 +179,16 @@ export class SessionManager implements ParameterContext {
     const env: Record<string, string> = {
       ...this.defaults.env,
       ...request.env,
-      CONCH_SESSION_ID: id,
+      [SESSION_MARKER]: id,
     };
+    if (request.sandbox !== undefined && driver.kind !== 'local') {
+      throw new ConchError(ErrorCode.INVALID_ARGUMENT, `A ${driver.kind} session cannot be sandboxed.`);
+    }
     const envFile = await driver.writePrivateFile(`${id}/env`, '');
+    const sandbox: SandboxLaunch | undefined =
+      request.sandbox === undefined
+        ? undefined
+        : { rules: request.sandbox, privateDir: envFile.slice(0, envFile.lastIndexOf('/')) };
     const initName = shellKind === 'zsh' ? `${id}/.zshrc` : `${id}/init.sh`;
     const initPath = await driver.writePrivateFile(initName, integration.initScript({ envFile, noRc }));
     const launch = integration.launch(initPath, { noRc });
@@ -195,6 +211,7 @@ export class SessionManager implements ParameterContext {
       ...(request.host === undefined ? {} : { host: request.host }),
       ...(request.port === undefined ? {} : { port: request.port }),
       ...(request.username === undefined ? {} : { username: request.username }),
+      ...(sandbox === undefined ? {} : { sandbox }),
     });
     const cwd = request.cwd ?? (request.kind === 'local' ? this.defaults.cwd : undefined);
     let proc: TerminalProcess;
@@ -206,6 +223,7 @@ export class SessionManager implements ParameterContext {
         env: { ...env, ...launch.env },
         cols,
         rows,
+        ...(sandbox === undefined ? {} : { sandbox }),
       });
     } catch (error) {
       screen?.dispose();
@@ -300,10 +318,10 @@ export class SessionManager implements ParameterContext {
     for (const c of live) if (!c.ended) c.end({ state: 'killed', exitCode: null, signal: 'SIGTERM' });
     this.sessions.delete(session.id);
     this.commands.forget(session.commandIds);
-    void session.driver.removePrivateFile(session.envFile).catch(() => {});
+    for (const file of session.snapshotFiles()) void session.driver.removePrivateFile(file).catch(() => {});
     // A remote host's driver (its connection) goes with the last session that uses it.
     const stillUsed = [...this.sessions.values()].some((s) => s.driver === session.driver);
-    if (session.kind === 'ssh' && !stillUsed) await session.driver.dispose().catch(() => {});
+    if (session.kind !== 'local' && !stillUsed) await session.driver.dispose().catch(() => {});
     return { session_id: session.id, closed: true, killed_command_ids: killed };
   }
 
@@ -370,16 +388,16 @@ export class SessionManager implements ParameterContext {
         {},
       );
       const reason = outcome.reason === 'exited' ? 'exited' : 'background';
-      return commandResult(command, { reason }, budget);
+      return commandResult(command, { reason }, { ...budget, session });
     }
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return textViewResult(command, outcome, budget, spec.pauseMs);
+    return textViewResult(command, outcome, { ...budget, session }, spec.pauseMs);
   }
 
   /** `read_output`: waits for more output, or pages through the log when `offset` is given. */
   async readOutput(request: ReadOutputRequest, context: CallContext = {}): Promise<CommandResult> {
     const command = this.commands.get(request.command_id);
-    const budget = this.budget(request.max_output_chars, context);
+    const budget = this.budget(request.max_output_chars, context, command);
     const view = resolveParameter('view', request.view, this);
     const filter = request.filter === undefined ? undefined : compileUserPattern('filter', request.filter);
     if (request.offset !== undefined || filter !== undefined) {
@@ -472,7 +490,7 @@ export class SessionManager implements ParameterContext {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return textViewResult(command, outcome, this.budget(undefined, context), spec.pauseMs);
+    return textViewResult(command, outcome, this.budget(undefined, context, command), spec.pauseMs);
   }
 
   /** `send_control`: presses keys in a running command's terminal, then waits. */
@@ -484,7 +502,7 @@ export class SessionManager implements ParameterContext {
     command.markInputSent();
     await command.terminal.write(bytes, this.defaults.writeDeadlineMs);
     const outcome = await waitForCommand(command, spec, this.clock, context);
-    return textViewResult(command, outcome, this.budget(undefined, context), spec.pauseMs);
+    return textViewResult(command, outcome, this.budget(undefined, context, command), spec.pauseMs);
   }
 
   /**
@@ -518,12 +536,9 @@ export class SessionManager implements ParameterContext {
   async killProcess(request: KillProcessRequest): Promise<KillResult> {
     const command = this.commands.get(request.command_id);
     // Case and the SIG prefix are free ("term" = "SIGTERM"); the rule names the valid signals.
-    const given = request.signal?.toUpperCase();
-    const normalized = resolveParameter(
-      'signal',
-      given === undefined || given.startsWith('SIG') ? given : `SIG${given}`,
-      this,
-    );
+    const given =
+      request.signal === undefined ? undefined : (normalizeSignal(request.signal) ?? request.signal);
+    const normalized = resolveParameter('signal', given, this);
     const graceS = resolveParameter('grace_s', request.grace_s, this);
     if (command.ended) {
       // The command has ended, but what it left behind (a setsid daemon, a `&` job) still carries its id:
@@ -616,6 +631,7 @@ export class SessionManager implements ParameterContext {
           kind: 'local',
           id,
           name: DEFAULT_SESSION_ID,
+          ...(this.defaults.sandbox === undefined ? {} : { sandbox: this.defaults.sandbox }),
         }).then((session) => {
           // The agent's cwd and exports went with the old shell: the first result in the new one says so.
           session.newShellNotice = replacesExited;
@@ -658,11 +674,13 @@ export class SessionManager implements ParameterContext {
   }
 
   /** How much output a result may carry: `max_output_chars` resolved, the line cap, the face's words. */
-  private budget(maxOutputChars: number | undefined, context: CallContext): ResultBudget {
+  private budget(maxOutputChars: number | undefined, context: CallContext, command?: Command): ResultBudget {
+    const session = command === undefined ? undefined : this.sessions.get(command.sessionId);
     return {
       maxChars: resolveParameter('max_output_chars', maxOutputChars, this),
       maxLines: this.defaults.maxOutputLines,
       ...(context.vocabulary === undefined ? {} : { vocabulary: context.vocabulary }),
+      ...(session === undefined ? {} : { session }),
     };
   }
 

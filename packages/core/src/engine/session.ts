@@ -9,8 +9,10 @@ import { markPhase } from '../diagnostics/phase-trace.js';
 import type {
   Disposable,
   Driver,
+  DriverKind,
   ExitInfo,
   InputWaitEvidence,
+  SandboxLaunch,
   ScreenRenderer,
   ScreenSnapshot,
   ShellKind,
@@ -19,7 +21,12 @@ import type {
 import { ConchError, ErrorCode } from '../errors.js';
 import type { SubmittedLine } from '../input/person-line.js';
 import type { ShellMarker } from '../shell/marker-parser.js';
-import { SCRIPT_PLACEHOLDER, type ShellIntegration, shellQuote } from '../shell/shell-integration.js';
+import {
+  SCRIPT_PLACEHOLDER,
+  type ShellIntegration,
+  shellQuote,
+  snapshotFile,
+} from '../shell/shell-integration.js';
 import type { SessionInfo, SessionState } from '../types.js';
 import type { Command } from './command.js';
 import { type BusyVerdict, readsInput, TerminalBusy, type TerminalLook } from './terminal-busy.js';
@@ -29,7 +36,7 @@ import { TerminalStream } from './terminal-stream.js';
 export interface SessionInit {
   id: string;
   name: string;
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
   shell: string;
   shellKind: ShellKind;
   driver: Driver;
@@ -38,12 +45,15 @@ export interface SessionInit {
   cols: number;
   rows: number;
   screen: ScreenRenderer | undefined;
+  /** Snapshot slot 0, which the shell writes at start-up (see {@link snapshotFile}). */
   envFile: string;
   /** Environment given to every process of this session (defaults + user env). */
   env: Record<string, string>;
   host?: string;
   port?: number;
   username?: string;
+  /** The OS sandbox every process of this session runs in (fixed for the session's life). */
+  sandbox?: SandboxLaunch;
   writeDeadlineMs: number;
 }
 
@@ -122,7 +132,7 @@ export function signalFromStatus(status: number | null): string | null {
 export class Session {
   readonly id: string;
   readonly name: string;
-  readonly kind: 'local' | 'ssh';
+  readonly kind: DriverKind;
   readonly shell: string;
   readonly shellKind: ShellKind;
   readonly driver: Driver;
@@ -133,6 +143,8 @@ export class Session {
   readonly host: string | undefined;
   readonly port: number | undefined;
   readonly username: string | undefined;
+  /** The OS sandbox every process of this session runs in; never changes. */
+  readonly sandbox: SandboxLaunch | undefined;
   cols: number;
   rows: number;
   state: SessionState = 'busy';
@@ -165,8 +177,18 @@ export class Session {
    * written (`D`), or moves on to its next command, or ends.
    */
   private snapshotPending = false;
-  /** Isolated commands waiting for the pending snapshot (see {@link Session.snapshotWritten}). */
-  private readonly snapshotWaiters = new Set<() => void>();
+  /** The snapshot slot holding the last whole snapshot: the file isolated commands load. */
+  private snapshotLatest = 0;
+  /** Snapshot slots the shell has been given so far (0 to this - 1). */
+  private snapshotSlots = 1;
+  /** The slot typed with the latest foreground command: its snapshot goes there. */
+  private typedSlot: { commandId: string; slot: number } | undefined;
+  /** The slot the pending snapshot is written to, when known. */
+  private writingSlot: number | undefined;
+  /** Isolated commands still loading each slot (see {@link Session.leaseSnapshot}). */
+  private readonly snapshotReaders = new Map<number, number>();
+  /** The conditions waited for (see {@link Session.until}). */
+  private readonly waits = new Set<() => void>();
   /** Who besides conch holds the terminal: people attached, their typed line, the shell's prompts. */
   readonly sharing = new TerminalBusy();
   /** A person's keystrokes and agents' typed lines, in the order they reach the terminal. */
@@ -190,6 +212,7 @@ export class Session {
     this.host = init.host;
     this.port = init.port;
     this.username = init.username;
+    this.sandbox = init.sandbox;
     this.writeDeadlineMs = init.writeDeadlineMs;
     this.createdIso = init.clock.isoNow();
     this.lastActivityIso = this.createdIso;
@@ -234,26 +257,95 @@ export class Session {
   }
 
   /**
-   * Resolves once the shell's environment snapshot is complete: at once when none is pending, else when
-   * the shell reports it written, starts its next command or ends, or after `capMs` at the latest (an
-   * isolated command then starts with the file as it is). Never rejects.
+   * Resolves once `done()` holds, checked now, after every marker and when the shell ends, or after
+   * `capMs` at the latest. Never rejects.
    */
-  snapshotWritten(capMs: number): Promise<void> {
-    if (!this.snapshotPending || !this.proc) return Promise.resolve();
+  private until(done: () => boolean, capMs: number): Promise<void> {
+    if (done()) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = (): void => {
+      const finish = (): void => {
         this.clock.clearTimeout(timer);
-        this.snapshotWaiters.delete(done);
+        this.waits.delete(check);
         resolve();
       };
-      const timer = this.clock.setTimeout(done, capMs);
-      this.snapshotWaiters.add(done);
+      const check = (): void => {
+        if (done()) finish();
+      };
+      const timer = this.clock.setTimeout(finish, capMs);
+      this.waits.add(check);
     });
+  }
+
+  /** Checks every condition waited for (see {@link Session.until}). */
+  private wake(): void {
+    for (const check of [...this.waits]) check();
+  }
+
+  /**
+   * Resolves once the shell's environment snapshot is complete: at once when none is pending, else when
+   * the shell reports it written, starts its next command or ends, or after `capMs` at the latest (an
+   * isolated command then starts with the last snapshot that was written whole). Never rejects.
+   */
+  snapshotWritten(capMs: number): Promise<void> {
+    return this.until(() => !this.snapshotPending || !this.proc, capMs);
+  }
+
+  /**
+   * Resolves once the shell has read the line of `command` (its start marker), or it is no longer the
+   * foreground command, or the shell ended, or after `capMs` at the latest. Never rejects. Keys meant for
+   * the command wait for this: before it, they would reach the shell's own line reader, and a Ctrl+C there
+   * makes the terminal throw the typed line away, so that the command never starts (nor ends).
+   */
+  lineRead(command: Command, capMs: number): Promise<void> {
+    return this.until(() => this.foreground !== command || this.foregroundStarted || !this.proc, capMs);
+  }
+
+  /**
+   * The file of the last snapshot written whole, for an isolated command to load: the shell is given
+   * another slot to write until `release` (call it once the command has loaded the file, at its start
+   * marker, or when it ends or fails to start). The shell never rewrites the file an isolated command
+   * reads, so the command sees one snapshot whole, never the start of a new one and the rest of an old one.
+   */
+  leaseSnapshot(): { file: string; release: () => void } {
+    const slot = this.snapshotLatest;
+    this.snapshotReaders.set(slot, (this.snapshotReaders.get(slot) ?? 0) + 1);
+    let held = true;
+    return {
+      file: snapshotFile(this.envFile, slot),
+      release: () => {
+        if (!held) return;
+        held = false;
+        const left = (this.snapshotReaders.get(slot) ?? 1) - 1;
+        if (left > 0) this.snapshotReaders.set(slot, left);
+        else this.snapshotReaders.delete(slot);
+      },
+    };
+  }
+
+  /** Every snapshot slot's file the shell may have written (to remove when the session ends). */
+  snapshotFiles(): string[] {
+    return Array.from({ length: this.snapshotSlots }, (_, slot) => snapshotFile(this.envFile, slot));
+  }
+
+  /**
+   * The slot for the next command's snapshot: not the last whole snapshot (an isolated command may be given
+   * it at any moment, and conch learns that the shell has begun rewriting a slot only after the fact), not
+   * the one a pending snapshot is written to (it becomes the last whole one), not one an isolated command
+   * is loading. A new slot when all are taken.
+   */
+  private freeSnapshotSlot(): number {
+    for (let slot = 0; slot < this.snapshotSlots; slot++) {
+      const taken =
+        slot === this.snapshotLatest || slot === this.writingSlot || this.snapshotReaders.has(slot);
+      if (!taken) return slot;
+    }
+    return this.snapshotSlots++;
   }
 
   private settleSnapshot(): void {
     this.snapshotPending = false;
-    for (const done of [...this.snapshotWaiters]) done();
+    this.writingSlot = undefined;
+    this.wake();
   }
 
   /** Types a foreground command into the shell. The session must be idle. */
@@ -265,7 +357,9 @@ export class Session {
     command.markTyped(this.proc.pid);
     this.touch();
     try {
-      const encoded = this.integration.encodeForeground(command.id, command.text, cwd);
+      const slot = this.freeSnapshotSlot();
+      this.typedSlot = { commandId: command.id, slot };
+      const encoded = this.integration.encodeForeground(command.id, command.text, cwd, slot);
       let line = encoded.line;
       if (encoded.script !== undefined) {
         this.foregroundScript = await this.driver.writePrivateFile(
@@ -285,6 +379,7 @@ export class Session {
         this.state = this.proc ? 'idle' : this.state;
       }
       command.end({ state: 'lost', exitCode: null, signal: null });
+      this.wake();
       throw error;
     }
   }
@@ -500,16 +595,27 @@ export class Session {
   private onMarker(marker: ShellMarker): void {
     if (marker.type === 'prompt') {
       this.sharing.prompt();
+      this.wake();
       return;
     }
+    this.readMarker(marker);
+    this.wake();
+  }
+
+  private readMarker(marker: Exclude<ShellMarker, { type: 'prompt' }>): void {
     // Every end the shell reports is followed by an environment snapshot; the shell is past it once it
-    // says so or starts another command.
+    // says so or starts another command. Only a snapshot it says it wrote whole is given to isolated
+    // commands.
     if (marker.type === 'snapshot') {
+      if (marker.written && this.snapshotPending && this.writingSlot !== undefined)
+        this.snapshotLatest = this.writingSlot;
       this.settleSnapshot();
       return;
     }
-    if (marker.type === 'end') this.snapshotPending = true;
-    else if (this.snapshotPending) this.settleSnapshot();
+    if (marker.type === 'end') {
+      this.snapshotPending = true;
+      this.writingSlot = this.typedSlot?.commandId === marker.commandId ? this.typedSlot.slot : undefined;
+    } else if (this.snapshotPending) this.settleSnapshot();
     this.touch();
     if (marker.type === 'ready') {
       this.cwd = marker.cwd;
@@ -597,6 +703,7 @@ export class Session {
       ),
     );
     this.release();
+    this.wake();
   }
 
   private release(): void {
@@ -635,6 +742,7 @@ export class Session {
     if (this.host !== undefined) info.host = this.host;
     if (this.port !== undefined) info.port = this.port;
     if (this.username !== undefined) info.username = this.username;
+    if (this.sandbox !== undefined) info.sandbox = structuredClone(this.sandbox.rules);
     if (this.proc?.pid !== undefined) info.pid = this.proc.pid;
     if (this.foreground) info.foreground_command_id = this.foreground.id;
     const attached = this.sharing.attachedInfo();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideInputWait, type ProcSample, parseInputWaitReport } from './input-wait.js';
+import { decideInputWait, type ProcSample } from './input-wait.js';
 
 const TTY = '/dev/pts/7';
 /** /dev/pts/7's device number as /proc/PID/stat field 7 (tty_nr) writes it: major 136, minor 7. */
@@ -89,58 +89,5 @@ describe('decideInputWait', () => {
       decide([sample({ wchan: 'n_tty_read', state: 'T' }), sample({ wchan: undefined, state: 'Z' })]),
     ).toBe('no');
     expect(decide(undefined)).toBe('unknown');
-  });
-});
-
-describe('parseInputWaitReport', () => {
-  it('reads the remote probe lines into the same facts', () => {
-    const report = parseInputWaitReport(
-      [
-        'arch x86_64',
-        `tty ${TTY}`,
-        `ttynr ${TTY_NR}`,
-        'fg 200 100',
-        'comm python3',
-        `proc 200 S ${TTY_NR}`,
-        'wchan 200 wait_woken',
-        'syscall 200 0 0x0 0x7ffd 0x1 0x0 0x0 0x0 0x7ffd 0x7f',
-        `fd 200 0 ${TTY}`,
-        `fd 200 2 ${TTY}`,
-        `proc 201 S ${TTY_NR}`,
-      ].join('\n'),
-    );
-    expect(report.fg).toBe(200);
-    expect(report.rootGroup).toBe(100);
-    expect(report.comm).toBe('python3');
-    expect(report.facts.terminalDevice).toBe(TTY_NR);
-    expect(report.facts.members?.map((m) => m.pid)).toEqual([200, 201]);
-    expect(report.facts.members?.map((m) => m.ttyNr)).toEqual([TTY_NR, TTY_NR]);
-    expect(report.facts.members?.[1]?.wchan).toBeUndefined();
-    expect(decideInputWait(report.facts)).toBe('blocked_read');
-  });
-
-  it('reads a member blocked on /dev/tty (getpass) as a terminal read', () => {
-    const report = parseInputWaitReport(
-      [
-        'arch x86_64',
-        `tty ${TTY}`,
-        `ttynr ${TTY_NR}`,
-        'fg 300 100',
-        'comm python3',
-        `proc 300 S ${TTY_NR}`,
-        'wchan 300 wait_woken',
-        'syscall 300 0 0x3 0x5581 0x2000 0x0 0x0 0x0 0x7ffd 0x7f',
-        `fd 300 0 ${TTY}`,
-        'fd 300 3 /dev/tty',
-      ].join('\n'),
-    );
-    expect(decideInputWait(report.facts)).toBe('blocked_read');
-  });
-
-  it('no foreground group (no /proc, or no fg line) is unknown', () => {
-    expect(decideInputWait(parseInputWaitReport('arch x86_64\n').facts)).toBe('unknown');
-    expect(decideInputWait(parseInputWaitReport(`arch x86_64\ntty ${TTY}\nfg -1 100\n`).facts)).toBe(
-      'unknown',
-    );
   });
 });

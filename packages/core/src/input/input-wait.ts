@@ -1,8 +1,8 @@
 /**
  * The one decision "is the terminal's foreground program blocked reading the terminal?", from what Linux's
  * /proc says about the processes of the terminal's foreground process group. Every driver gathers the same
- * raw facts — the local driver reads the files itself, the SSH driver fetches them with a small remote
- * script — and calls {@link decideInputWait}, so the rule cannot drift between hosts.
+ * raw facts — the local driver reads them itself, a driver over a channel fetches them with the host probe
+ * script (`@conch/core/host`) — and calls {@link decideInputWait}, so the rule cannot drift between hosts.
  *
  * - `blocked_read`: a member sleeps in a read wait (`n_tty_read`, `tty_read`, or `wait_woken`, where
  *   newer kernels park terminal reads) AND its current system call is a read(2) of this terminal (when the
@@ -122,85 +122,4 @@ export function decideInputWait(facts: InputWaitFacts): InputWaitEvidence {
   }
   if (polling) return 'polling';
   return blind ? 'unknown' : 'no';
-}
-
-/**
- * Parses the raw /proc report of the SSH driver's probe script (one fact per line):
- * `arch M`, `tty PATH`, `ttynr DEVICE`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE [TTY_NR]`,
- * `wchan PID VALUE`, `syscall PID TEXT…`, `fd PID N TARGET`. Returns the facts and the foreground group
- * leader's name.
- */
-export function parseInputWaitReport(text: string): {
-  facts: InputWaitFacts;
-  comm: string | undefined;
-  fg: number | undefined;
-  rootGroup: number | undefined;
-} {
-  let arch: string | undefined;
-  let terminal: string | undefined;
-  let terminalDevice: number | undefined;
-  let fg: number | undefined;
-  let rootGroup: number | undefined;
-  let comm: string | undefined;
-  let readable = false;
-  const members = new Map<number, ProcSample & { terminalFds: Map<number, string> }>();
-  const deviceNumber = (text: string) => (/^\d+$/.test(text) ? Number(text) : undefined);
-  for (const line of text.split('\n')) {
-    const space = line.indexOf(' ');
-    const key = space < 0 ? line : line.slice(0, space);
-    const rest = space < 0 ? '' : line.slice(space + 1);
-    const [a = '', b = '', ...more] = rest.split(' ');
-    const member = (pid: string) => members.get(Number(pid));
-    switch (key) {
-      case 'arch':
-        arch = rest.trim() || undefined;
-        break;
-      case 'tty':
-        terminal = rest.trim() || undefined;
-        break;
-      case 'ttynr':
-        terminalDevice = deviceNumber(rest.trim());
-        break;
-      case 'fg':
-        readable = true;
-        fg = Number(a);
-        rootGroup = Number(b);
-        break;
-      case 'comm':
-        comm = rest || undefined;
-        break;
-      case 'proc':
-        members.set(Number(a), {
-          pid: Number(a),
-          state: b,
-          ttyNr: deviceNumber(more[0] ?? ''),
-          wchan: undefined,
-          syscall: undefined,
-          terminalFds: new Map(),
-        });
-        break;
-      case 'wchan': {
-        const m = member(a);
-        if (m) m.wchan = [b, ...more].join(' ');
-        break;
-      }
-      case 'syscall': {
-        const m = member(a);
-        if (m) m.syscall = [b, ...more].join(' ');
-        break;
-      }
-      case 'fd': {
-        const m = member(a);
-        if (m) m.terminalFds.set(Number(b), more.join(' '));
-        break;
-      }
-    }
-  }
-  const groupKnown = readable && fg !== undefined && Number.isInteger(fg) && fg > 0;
-  return {
-    facts: { arch, terminal, terminalDevice, members: groupKnown ? [...members.values()] : undefined },
-    comm,
-    fg: groupKnown ? fg : undefined,
-    rootGroup,
-  };
 }

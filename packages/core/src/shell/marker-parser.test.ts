@@ -68,19 +68,31 @@ describe('MarkerParser', () => {
   });
 
   it('reads the snapshot-written marker that follows an end marker, and never passes it on as output', () => {
-    const text = `${m('E;c_abc;0;/')}${m('D;c_abc')}$ `;
+    const text = `${m('E;c_abc;0;/')}${m('D;c_abc;0')}$ `;
     for (let i = 0; i <= text.length; i++) {
       const { data, markers } = parseAll([text.slice(0, i), text.slice(i)]);
       expect(data).toBe('$ ');
       expect(markers).toEqual([
         { type: 'end', commandId: 'c_abc', status: 0, cwd: '/' },
-        { type: 'snapshot', commandId: 'c_abc' },
+        { type: 'snapshot', commandId: 'c_abc', written: true },
       ]);
     }
   });
 
+  it('reads a snapshot that could not be written whole', () => {
+    expect(parseAll([m('D;c_abc;1')]).markers).toEqual([
+      { type: 'snapshot', commandId: 'c_abc', written: false },
+    ]);
+  });
+
   it('ignores malformed marker bodies', () => {
-    const { markers, data } = parseAll([m('Q;what'), m('S;bad id!'), m('D;bad id!')]);
+    const { markers, data } = parseAll([
+      m('Q;what'),
+      m('S;bad id!'),
+      m('D;bad id!;0'),
+      m('D;c_abc'),
+      m('D;c_abc;'),
+    ]);
     expect(markers).toEqual([]);
     expect(data).toContain('Q;what');
   });

@@ -11,7 +11,8 @@ export type ShellMarker =
   | { type: 'ready'; cwd: string }
   | { type: 'start'; commandId: string }
   | { type: 'end'; commandId: string; status: number | null; cwd: string }
-  | { type: 'snapshot'; commandId: string }
+  /** The environment snapshot after `end`: `written` when its file is whole (status 0). */
+  | { type: 'snapshot'; commandId: string; written: boolean }
   | { type: 'prompt' };
 
 /** One piece of a parsed stream, in order. */
@@ -92,7 +93,10 @@ function parseBody(body: string): ShellMarker | undefined {
   const rest = body.slice(2);
   if (kind === 'R') return { type: 'ready', cwd: rest };
   if (kind === 'S') return /^[A-Za-z0-9_]+$/.test(rest) ? { type: 'start', commandId: rest } : undefined;
-  if (kind === 'D') return /^[A-Za-z0-9_]+$/.test(rest) ? { type: 'snapshot', commandId: rest } : undefined;
+  if (kind === 'D') {
+    const m = /^([A-Za-z0-9_]+);(\d+)$/.exec(rest);
+    return m ? { type: 'snapshot', commandId: m[1]!, written: m[2] === '0' } : undefined;
+  }
   if (kind === 'E') {
     const m = /^([A-Za-z0-9_]+);(-?\d*);(.*)$/s.exec(rest);
     if (!m) return undefined;

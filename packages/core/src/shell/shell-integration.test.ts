@@ -9,6 +9,7 @@ import {
   ShellIntegration,
   shellKindOf,
   shellQuote,
+  snapshotFile,
 } from './shell-integration.js';
 
 const NONCE = 'abcdefgh12345678';
@@ -76,7 +77,22 @@ describe('ShellIntegration', () => {
       expect(d).toBeGreaterThan(snapshot);
       // The exit status survives the hook, and the snapshot's own errors never reach the terminal.
       expect(end).toMatch(/return \$__(conch_)?r; }$/);
-      expect(end).toContain('2>/dev/null 1<> "$__conch_envf"');
+      expect(end).toContain('2>/dev/null 1<> "$__conch_f"');
+      // The D marker carries the snapshot's own status: a file written half is never loaded.
+      expect(end).toMatch(/;D;%s;%s\\007' "\$__conch_n" "\$1" "\$\?"; return/);
+    }
+  });
+
+  it('types the snapshot slot of a command after its id (slot 0 without one), and names its file alike', () => {
+    expect(bash.encodeForeground('c_1', 'true', undefined, 0).line).toMatch(/^ __conch_s c_1;eval /);
+    expect(bash.encodeForeground('c_1', 'true', undefined, 2).line).toMatch(/^ __conch_s c_1 2;eval /);
+    const long = bash.encodeForeground('c_2', `echo ${'x'.repeat(MAX_TYPED_LINE)}`, undefined, 1);
+    expect(long.line).toBe(' __conch_s c_2 1;. {{SCRIPT}};__conch_e c_2');
+    expect(snapshotFile('/p/env', 0)).toBe('/p/env');
+    expect(snapshotFile('/p/env', 2)).toBe('/p/env.2');
+    for (const kind of ['bash', 'zsh', 'sh'] as const) {
+      const init = new ShellIntegration(kind, NONCE).initScript({ envFile: '/p/env', noRc: true });
+      expect(init).toContain('__conch_f="$__conch_envf${2:+.$2}"');
     }
   });
 

@@ -7,7 +7,8 @@
  * - `R;CWD`              the shell finished its init and is at its first prompt
  * - `S;ID`               command ID starts (printed before any of its output)
  * - `E;ID;STATUS;CWD`    command ID ended with STATUS; CWD is the shell's cwd afterwards
- * - `D;ID`               after `E;ID`: the exported environment is in the session's env file
+ * - `D;ID;STATUS`        after `E;ID`: the exported environment is written to the command's snapshot
+ *                        file (STATUS 0), or could not be (another STATUS: the file is not whole)
  * - `P`                  the shell is about to show its prompt (after every command line, a person's
  *                        too, and after Ctrl+C): from the prompt hook, or (sh) from `PS1`
  *
@@ -16,7 +17,12 @@
  * juggling) stays off the path between the command's last byte and its result. Until `D` arrives the
  * snapshot is pending, and an isolated command waits for it (docs/sessions.md).
  *
- * A foreground command is typed as one line, ` __conch_s ID;eval $'{ TEXT\n}';__conch_e ID`, with every
+ * The snapshot goes to one of several files, the session's *snapshot slots* (see {@link snapshotFile}),
+ * chosen by conch for each command and never the one isolated commands are given to load: a file is
+ * rewritten in place (see {@link ENV_SNAPSHOT_BUILTIN}), and a reader of a file being rewritten in place
+ * would see new lines up to some byte and old ones after it.
+ *
+ * A foreground command is typed as one line, ` __conch_s ID SLOT;eval $'{ TEXT\n}';__conch_e ID`, with every
  * byte outside printable ASCII (and `'`, `\`, `!`) written as `\xHH`, so the terminal's line editor sees
  * neither control characters nor history expansion. `eval` of a brace group lets the live shell's own
  * parser (with the session's aliases and shopts) read the whole input before running any of it: a
@@ -26,6 +32,7 @@
  */
 
 import type { ShellKind } from '../driver.js';
+import { COMMAND_MARKER } from '../host/markers.js';
 
 /** The OSC number conch's markers use. */
 export const MARKER_OSC = 6973;
@@ -34,16 +41,41 @@ export const MARKER_OSC = 6973;
 export const MAX_TYPED_LINE = 3800;
 
 /**
- * The shell's exported environment, written to the session's env file for isolated commands after every
- * foreground command (after its end marker). The file is rewritten in place (`1<>`), never truncated: on
- * ext4, truncating a file that has data and writing it again flushes it to disk on close
- * (`auto_da_alloc`), which cost ~2 ms per command. A `return` after the variables ends the sourcing
- * there, so the tail of a longer earlier snapshot is never read. stderr goes first, so that not even a
- * failure to open the file reaches the terminal.
+ * The shell's exported environment, written for isolated commands after every foreground command (after
+ * its end marker) to the snapshot slot `$__conch_f` that conch chose for the command. The file is
+ * rewritten in place (`1<>`), never truncated or replaced: on ext4, truncating a file that has data and
+ * writing it again flushes it to disk on close (`auto_da_alloc`), which cost ~2 ms per command, and so
+ * does renaming a new file over it (and `mv` is no builtin). A `return` after the variables ends the
+ * sourcing there, so the tail of a longer earlier snapshot is never read. Its status is the `D` marker's:
+ * a write that fails half-way (a full disk) leaves a file that is not whole, which conch then never gives
+ * to an isolated command. stderr goes first, so that not even a failure to open the file reaches the
+ * terminal.
  */
-const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p; builtin echo 'return 0'; } 2>/dev/null 1<> "$__conch_envf"`;
+const ENV_SNAPSHOT_BUILTIN = `{ builtin export -p && builtin echo 'return 0'; } 2>/dev/null 1<> "$__conch_f"`;
 /** {@link ENV_SNAPSHOT_BUILTIN} for POSIX sh, which has no `builtin`. */
-const ENV_SNAPSHOT_POSIX = `{ export -p; echo 'return 0'; } 2>/dev/null 1<> "$__conch_envf"`;
+const ENV_SNAPSHOT_POSIX = `{ export -p && echo 'return 0'; } 2>/dev/null 1<> "$__conch_f"`;
+
+/**
+ * The snapshot at start-up, into slot 0 (the file conch created empty): emptied again if it could not be
+ * written whole, so that an isolated command never loads half of it.
+ */
+function initialSnapshot(snapshot: string): string {
+  return `__conch_f=$__conch_envf; ${snapshot} || : 2>/dev/null >"$__conch_f"`;
+}
+
+/**
+ * The file of snapshot slot `slot` of a session whose slot 0 is `envFile` (the file conch creates before
+ * the shell starts): `envFile` itself, else `envFile.SLOT`. The shell's `__conch_s ID SLOT` names the same
+ * file (`$__conch_envf${2:+.$2}`), and slot 0 is typed without a number.
+ */
+export function snapshotFile(envFile: string, slot: number): string {
+  return slot === 0 ? envFile : `${envFile}.${slot}`;
+}
+
+/** The `D` marker's printf, after a snapshot: its status is the snapshot's. */
+function snapshotMarker(printf: string, esc: string, bel: string): string {
+  return `${printf} '${esc}]${MARKER_OSC};%s;D;%s;%s${bel}' "$__conch_n" "$1" "$?"`;
+}
 
 /**
  * The session shell reads conch's typed lines without its line editor: readline took each line byte by
@@ -133,8 +165,8 @@ export class ShellIntegration {
 
   /**
    * The init script, sourced by the shell at start. It loads the user's rc files (unless `noRc`), then
-   * defines the hooks, records the exported environment in `envFile` for isolated commands, and prints
-   * the ready marker.
+   * defines the hooks, records the exported environment in `envFile` (snapshot slot 0) for isolated
+   * commands, and prints the ready marker.
    */
   initScript(options: { envFile: string; noRc: boolean }): string {
     const n = this.nonce;
@@ -148,8 +180,8 @@ export class ShellIntegration {
           ? ''
           : '[ -r /etc/bash.bashrc ] && . /etc/bash.bashrc; [ -r "$HOME/.bashrc" ] && . "$HOME/.bashrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; __conch_f="$__conch_envf\${2:+.$2}"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; builtin unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; ${snapshotMarker('builtin printf', esc, bel)}; return $__r; }`,
         // An interrupted command line (Ctrl+C kills the job and bash drops the rest of the line) never
         // reaches the trailing __conch_e: the prompt hook reports its end instead. Then it says the prompt
         // is coming (whoever's command line it was), keeping $? for the prompt.
@@ -158,7 +190,7 @@ export class ShellIntegration {
         '__conch_cur=; __conch_hook',
         'PS2=""',
         LINE_EDITING_OFF_BASH,
-        ENV_SNAPSHOT_BUILTIN,
+        initialSnapshot(ENV_SNAPSHOT_BUILTIN),
         `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
         '',
       ].join('\n');
@@ -170,13 +202,13 @@ export class ShellIntegration {
         'unset ZDOTDIR',
         options.noRc ? '' : '[ -r "${ZDOTDIR:-$HOME}/.zshrc" ] && . "${ZDOTDIR:-$HOME}/.zshrc"',
         `__conch_n=${n}; __conch_envf=${env}`,
-        `__conch_s() { local __r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
-        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset CONCH_COMMAND_ID; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; builtin printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_s() { local __r=$?; __conch_cur="$1"; __conch_f="$__conch_envf\${2:+.$2}"; export ${COMMAND_MARKER}="$1"; __conch_hook; builtin printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__r; }`,
+        `__conch_e() { local __r=$?; [ -n "$__conch_cur" ] || return $__r; __conch_cur=; unset ${COMMAND_MARKER}; builtin printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__r" "$PWD"; ${ENV_SNAPSHOT_BUILTIN}; ${snapshotMarker('builtin printf', esc, bel)}; return $__r; }`,
         `__conch_pc() { __conch_e "$__conch_cur"; local __r=$?; builtin printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n"; return $__r; }`,
         '__conch_hook() { (( ${precmd_functions[(Ie)__conch_pc]} )) || precmd_functions=(__conch_pc $precmd_functions); }',
         '__conch_cur=; __conch_hook',
         'PS2=""; unsetopt PROMPT_SP 2>/dev/null',
-        ENV_SNAPSHOT_BUILTIN,
+        initialSnapshot(ENV_SNAPSHOT_BUILTIN),
         `builtin printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
         '',
       ].join('\n');
@@ -190,11 +222,11 @@ export class ShellIntegration {
       // when the prompt shows; re-added by each command in case PS1 was replaced).
       `__conch_p=$(printf '${esc}]${MARKER_OSC};%s;P${bel}' "$__conch_n")`,
       `__conch_ps1() { case $PS1 in *'\${__conch_p}'*) ;; *) PS1='\${__conch_p}'"$PS1";; esac; }`,
-      `__conch_s() { __conch_r=$?; __conch_cur="$1"; export CONCH_COMMAND_ID="$1"; __conch_ps1; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
-      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset CONCH_COMMAND_ID; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; printf '${esc}]${MARKER_OSC};%s;D;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_s() { __conch_r=$?; __conch_cur="$1"; __conch_f="$__conch_envf\${2:+.$2}"; export ${COMMAND_MARKER}="$1"; __conch_ps1; printf '${esc}]${MARKER_OSC};%s;S;%s${bel}' "$__conch_n" "$1"; return $__conch_r; }`,
+      `__conch_e() { __conch_r=$?; [ -n "$__conch_cur" ] || return $__conch_r; __conch_cur=; unset ${COMMAND_MARKER}; printf '${esc}]${MARKER_OSC};%s;E;%s;%s;%s${bel}' "$__conch_n" "$1" "$__conch_r" "$PWD"; ${ENV_SNAPSHOT_POSIX}; ${snapshotMarker('printf', esc, bel)}; return $__conch_r; }`,
       '__conch_cur=; __conch_ps1',
       'PS2=""',
-      ENV_SNAPSHOT_POSIX,
+      initialSnapshot(ENV_SNAPSHOT_POSIX),
       `printf '${esc}]${MARKER_OSC};%s;R;%s${bel}' "$__conch_n" "$PWD"`,
       '',
     ].join('\n');
@@ -220,17 +252,21 @@ export class ShellIntegration {
     return cwd === undefined ? group : `cd -- ${shellQuote(cwd)} && ${group}`;
   }
 
-  /** Encodes a foreground command for typing (see the module doc). */
-  encodeForeground(commandId: string, text: string, cwd?: string): EncodedCommand {
+  /**
+   * Encodes a foreground command for typing (see the module doc); its environment snapshot goes to
+   * snapshot slot `slot` (see {@link snapshotFile}).
+   */
+  encodeForeground(commandId: string, text: string, cwd?: string, slot = 0): EncodedCommand {
     const body = this.body(text, cwd);
+    const start = ` __conch_s ${commandId}${slot === 0 ? '' : ` ${slot}`};`;
     if (this.kind !== 'sh') {
-      const line = ` __conch_s ${commandId};eval ${ansiCQuote(body)};__conch_e ${commandId}`;
+      const line = `${start}eval ${ansiCQuote(body)};__conch_e ${commandId}`;
       if (line.length <= MAX_TYPED_LINE) return { line };
     }
     // zsh sets `$0` to a file it sources: it reads the script into an eval instead, as the short form does.
     const run = this.kind === 'zsh' ? `eval "$(<${SCRIPT_PLACEHOLDER})"` : `. ${SCRIPT_PLACEHOLDER}`;
     return {
-      line: ` __conch_s ${commandId};${run};__conch_e ${commandId}`,
+      line: `${start}${run};__conch_e ${commandId}`,
       script: `${body}\n`,
     };
   }
@@ -259,7 +295,7 @@ export class ShellIntegration {
       `unset ${ISOLATED_SCRIPT_ENV}`,
       `__conch_n="$${ISOLATED_NONCE_ENV}"; unset ${ISOLATED_NONCE_ENV}`,
       'if [ -n "$1" ] && [ -r "$1" ]; then . "$1" 2>/dev/null; fi',
-      'export CONCH_COMMAND_ID="$4"',
+      `export ${COMMAND_MARKER}="$4"`,
       'if [ -n "$2" ]; then cd -- "$2" || exit 1; fi',
       `printf '\\033]${MARKER_OSC};%s;S;%s\\007' "$__conch_n" "$4"`,
       '__conch_i="$4"; __conch_c="$3"; set --',

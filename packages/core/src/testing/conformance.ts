@@ -1,17 +1,41 @@
 /**
- * The driver conformance suite: behaviours every real driver (local PTY, SSH) must show through the
- * engine, run against a real shell with the real clock. Each driver package calls
- * {@link describeDriverConformance} from its own tests.
+ * The driver conformance suite: behaviours every real driver (local PTY, SSH, containers) must show
+ * through the engine, run against a real shell with the real clock. Each driver package calls
+ * {@link describeDriverConformance} from its own tests. The capabilities the engine's rules need of a
+ * driver are listed in {@link REQUIRED_CAPABILITIES}, and each is tested against every driver.
  */
 
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { createRealClock } from '../clock.js';
-import type { Driver, InputWaitEvidence, ScreenFactory, SpillStore, TerminalProcess } from '../driver.js';
+import type {
+  Driver,
+  DriverKind,
+  InputWaitEvidence,
+  ScreenFactory,
+  SpillStore,
+  TerminalProcess,
+} from '../driver.js';
+import type { CommandPolicy } from '../engine/policy-hook.js';
 import { SessionManager } from '../engine/session-manager.js';
 import { ConchError } from '../errors.js';
+import type { SandboxRules } from '../sandbox/rules.js';
 import type { CommandResult } from '../types.js';
 import { readToEnd } from './read-to-end.js';
 import { waitFor } from './wait-for.js';
+
+/**
+ * What the engine's rules need of every driver's terminal processes (optional in the interface, required
+ * here): kernel evidence that a program waits on the terminal (prompts, the typed-input policy), the names
+ * of the terminal's foreground programs (the typed-input policy), the kill of one foreground job without
+ * its shell, the kill of what an ended command left running, and the scan that lists it.
+ */
+export const REQUIRED_CAPABILITIES = [
+  'inputWaitEvidence',
+  'foregroundPrograms',
+  'killJob',
+  'killEscaped',
+  'escapedProcesses',
+] as const satisfies readonly (keyof TerminalProcess)[];
 
 /** What a driver package provides to the suite. */
 export interface ConformanceSetup {
@@ -27,7 +51,14 @@ export interface ConformanceSetup {
    */
   countWithCommandId: (commandId: string) => Promise<number>;
   /** Session kind reported by the driver. */
-  kind: 'local' | 'ssh';
+  kind: DriverKind;
+  /**
+   * A command policy that denies `rm` (e.g. `@conch/policy`'s `policyConfigFromFlags({ deny: ['rm'] })`):
+   * the typed-input policy cases run with it (the core cannot build one itself).
+   */
+  denyRm: () => CommandPolicy;
+  /** Run the suite's sessions inside an OS sandbox with these rules (a local driver's sandboxed sessions). */
+  sandbox?: SandboxRules;
 }
 
 /** Registers the conformance tests (vitest) for one driver. */
@@ -50,7 +81,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         // A program that stops reading its input must time out a write soon.
         defaults: { writeDeadlineMs: 1500 },
       });
-      const session = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const session = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       sid = session.id;
     }, 60_000);
 
@@ -222,9 +257,8 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
           expect(isolated.isolated).toBe(true);
           expect(isolated.output, `${shell} isolated`).toBe(want);
           await manager.sendControl({ command_id: busy.command_id, key: 'C-c' });
-          let background = await exec(probe, { background: true });
-          while (background.status !== 'completed')
-            background = await manager.readOutput({ command_id: background.command_id, pause_timeout: 5 });
+          // Every call's output counts: the first may carry it before the command's end is seen.
+          const background = await readToEnd(manager, await exec(probe, { background: true }));
           expect(background.output, `${shell} background`).toBe(want);
         } finally {
           await manager.closeSession(session.id);
@@ -396,7 +430,7 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
       }
     });
 
-    it('judges terminal reads from /proc the same way on every host (input-wait evidence)', async () => {
+    it('judges terminal reads from kernel facts the same way on every host (input-wait evidence)', async () => {
       /** Spawns `script`, waits for `ready` in its output, then hands the terminal to `check`. */
       const withProgram = async (script: string, check: (proc: TerminalProcess) => Promise<void>) => {
         const proc = await driver.spawn({
@@ -480,6 +514,166 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     };
     /** A fresh directory on the host, for files a test makes there. */
     const hostDir = async () => (await run('mktemp -d')).output;
+
+    describe('capabilities', () => {
+      /** Spawns an interactive shell of its own on a new terminal, hands it to `check`, then kills it. */
+      const withShell = async (args: string[], check: (proc: TerminalProcess) => Promise<void>) => {
+        const proc = await driver.spawn({
+          file: '/bin/bash',
+          args,
+          cwd: undefined,
+          env: {},
+          cols: 80,
+          rows: 24,
+        });
+        try {
+          await check(proc);
+        } finally {
+          await proc.kill({ signal: 'SIGKILL', graceMs: 0 }).catch(() => undefined);
+          proc.dispose();
+        }
+      };
+      const reading = async (proc: TerminalProcess) =>
+        ['blocked_read', 'polling'].includes((await proc.inputWaitEvidence?.()) ?? '') ? true : undefined;
+
+      it(`offers every capability the engine requires (${REQUIRED_CAPABILITIES.join(', ')})`, async () => {
+        await withShell(['--norc', '--noprofile', '-c', 'sleep 30'], async (proc) => {
+          for (const capability of REQUIRED_CAPABILITIES)
+            expect(typeof proc[capability], capability).toBe('function');
+        });
+      });
+
+      it("names every process of the terminal's foreground group, also its first process after exec (foreground programs)", async () => {
+        await withShell(
+          ['--norc', '--noprofile', '-c', 'exec -a notashell /bin/bash --norc --noprofile -i'],
+          async (proc) => {
+            // The shell waits for input on the terminal (kernel evidence): its own group is the foreground.
+            await waitFor(() => reading(proc));
+            const names = (await proc.foregroundPrograms?.()) ?? [];
+            expect(names).toContain('notashell');
+            expect(names).toContain('bash');
+            // A job the shell starts becomes the foreground group, named first.
+            await proc.write('sleep 30\r', 1000);
+            await waitFor(async () => (await proc.foregroundPrograms?.())?.[0] === 'sleep');
+            expect(await proc.foregroundPrograms?.()).not.toContain('notashell');
+          },
+        );
+      });
+    });
+
+    describe('typed-input policy', () => {
+      let guarded: SessionManager;
+      let gsid: string;
+      let work: string;
+      const grun = (command: string, extra: Record<string, unknown> = {}) =>
+        guarded.execute({ command, session_id: gsid, pause_timeout: 10, total_timeout: 30, ...extra });
+      /** Whether the file the policy protects is still there. */
+      const victimThere = async () => (await run(`test -e ${work}/victim && echo yes || echo no`)).output;
+
+      beforeAll(async () => {
+        // A sandboxed session's /tmp is its own: the guarded session (a second sandbox) would not see it.
+        work = (await run(setup.sandbox ? 'mktemp -d "$HOME/.conch-conformance.XXXXXX"' : 'mktemp -d'))
+          .output;
+        await run(`printf precious > ${work}/victim`);
+        // The driver is borrowed: this manager's shutdown must not dispose it (a remote host's driver goes
+        // with the last session of the manager that closes it).
+        const borrowed = new Proxy(driver, {
+          get(target, key) {
+            if (key === 'dispose') return async () => {};
+            const value = Reflect.get(target, key, target) as unknown;
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
+        guarded = new SessionManager({
+          clock: createRealClock(),
+          localDriver: borrowed,
+          policy: setup.denyRm(),
+          defaults: { cwd: work, writeDeadlineMs: 1500 },
+        });
+        gsid = (
+          await guarded.openSession(borrowed, {
+            kind: setup.kind,
+            shell: '/bin/bash',
+            cwd: work,
+            ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+          })
+        ).id;
+      }, 60_000);
+
+      afterAll(async () => {
+        await guarded?.shutdown();
+        if (work) await run(`rm -rf ${work}`);
+      }, 60_000);
+
+      it('denies rm through execute, and nothing runs', async () => {
+        await expect(grun('true; rm victim')).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+        expect(await victimThere()).toBe('yes');
+      });
+
+      it('refuses rm typed into a bash started by an allowed command, even in pieces', async () => {
+        const inner = await grun('bash --norc --noprofile -i', { pause_timeout: 2 });
+        expect(inner.status).toBe('partial');
+        await expect(
+          guarded.respond({ command_id: inner.command_id, text: 'rm victim' }),
+        ).rejects.toMatchObject({
+          code: 'POLICY_DENIED',
+        });
+        await guarded.respond({ command_id: inner.command_id, text: 'r', enter: false, pause_timeout: 0.2 });
+        await expect(
+          guarded.respond({ command_id: inner.command_id, text: 'm victim' }),
+        ).rejects.toMatchObject({
+          code: 'POLICY_DENIED',
+        });
+        const ok = await guarded.respond({
+          command_id: inner.command_id,
+          text: 'echo still-$((40+2))',
+          pause_timeout: 1,
+        });
+        expect(ok.output).toContain('still-42');
+        expect(await victimThere()).toBe('yes');
+        const exit = await guarded.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });
+        expect(exit.status).toBe('completed');
+      });
+
+      it("refuses rm typed into a shell in the terminal's own first process group (an isolated command)", async () => {
+        const busy = await grun('sleep 60', { pause_timeout: 0.3 });
+        // `exec`: the shell becomes the terminal's first process, in the terminal's own process group.
+        const inner = await grun('exec bash --norc --noprofile -i', { pause_timeout: 2 });
+        expect(inner.isolated).toBe(true);
+        await expect(
+          guarded.respond({ command_id: inner.command_id, text: 'rm victim' }),
+        ).rejects.toMatchObject({
+          code: 'POLICY_DENIED',
+        });
+        expect(await victimThere()).toBe('yes');
+        await guarded.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });
+        await guarded.killProcess({ command_id: busy.command_id });
+      });
+
+      it('lets a non-shell program receive the same text (it is data there, not a command)', async (ctx) => {
+        await requireProgram(ctx, 'python3');
+        const r = await grun(`python3 -c 'print("got", input("> "))'`);
+        const done = await guarded.respond({ command_id: r.command_id, text: 'rm victim' });
+        expect(done.output).toContain('got rm victim');
+        expect(await victimThere()).toBe('yes');
+      });
+
+      it('refuses type-ahead and line-editing keys typed into a shell', async () => {
+        const r = await grun('sleep 60; bash --norc', { pause_timeout: 0.3 });
+        await expect(guarded.respond({ command_id: r.command_id, text: 'rm victim' })).rejects.toMatchObject({
+          code: 'POLICY_DENIED',
+          message: expect.stringContaining('type-ahead'),
+        });
+        await guarded.killProcess({ command_id: r.command_id });
+        const inner = await grun('bash --norc --noprofile -i', { pause_timeout: 2 });
+        await guarded.respond({ command_id: inner.command_id, text: 'echo rm victim', pause_timeout: 0.5 });
+        await expect(
+          guarded.sendControl({ command_id: inner.command_id, key: ['up', 'home', 'delete', 'enter'] }),
+        ).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+        expect(await victimThere()).toBe('yes');
+        await guarded.respond({ command_id: inner.command_id, text: 'exit', pause_timeout: 5 });
+      });
+    });
 
     describe('prompts', () => {
       it('reports python input() as awaiting_input and finishes on respond', async (ctx) => {
@@ -733,7 +927,11 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
     });
 
     it('closes the session when its shell exits, and says so afterwards', async () => {
-      const other = await manager.openSession(driver, { kind: setup.kind, shell: '/bin/bash' });
+      const other = await manager.openSession(driver, {
+        kind: setup.kind,
+        shell: '/bin/bash',
+        ...(setup.sandbox ? { sandbox: setup.sandbox } : {}),
+      });
       const r = await manager.execute({ command: 'exit 7', session_id: other.id, pause_timeout: 10 });
       expect(r.status).toBe('completed');
       expect(r.exit_code).toBe(7);

@@ -109,6 +109,16 @@ class FakeProcess extends TerminalProcessBase {
    */
   holdSnapshot = false;
   private heldSnapshot: string | undefined;
+  /** The status the session shell's snapshots report (0: written whole; else: it could not be). */
+  snapshotStatus = 0;
+  /**
+   * When true, the session shell reads nothing typed (as a shell still busy before its prompt would)
+   * until {@link FakeProcess.releaseLines}.
+   */
+  holdLines = false;
+  private heldLines: string[] = [];
+  /** The arguments an isolated command's process was started with. */
+  args: string[] = [];
 
   constructor(pid: number, clock: Clock) {
     super(clock);
@@ -134,6 +144,12 @@ class FakeProcess extends TerminalProcessBase {
     if (held !== undefined) this.emit(held);
   }
 
+  /** Lets the session shell read what was typed meanwhile (see {@link FakeProcess.holdLines}). */
+  releaseLines(): void {
+    this.holdLines = false;
+    for (const text of this.heldLines.splice(0)) this.lineHandler?.(text);
+  }
+
   finish(info: ExitInfo): void {
     this.deliverExit(info);
   }
@@ -147,6 +163,7 @@ class FakeProcess extends TerminalProcessBase {
     const text = new TextDecoder().decode(bytes);
     this.written.push(text);
     if (this.inputListener) this.inputListener(text);
+    else if (this.holdLines) this.heldLines.push(text);
     else this.lineHandler?.(text);
     return Promise.resolve();
   }
@@ -190,6 +207,12 @@ export class FakeDriver implements Driver {
   private nextPid = 1000;
   /** When set, openShell fails with this error. */
   failOpen: Error | undefined;
+  /**
+   * When true, isolated commands print their start marker (their wrapper has loaded the environment) only
+   * at {@link FakeDriver.releaseStarts}.
+   */
+  holdStarts = false;
+  private heldStarts: (() => void)[] = [];
 
   constructor(options: FakeDriverOptions) {
     this.clock = options.clock;
@@ -200,6 +223,12 @@ export class FakeDriver implements Driver {
   /** Adds or replaces a scripted command. */
   script(text: string, command: FakeCommand): void {
     this.scripts[text] = command;
+  }
+
+  /** Lets the isolated commands held back start (see {@link FakeDriver.holdStarts}). */
+  releaseStarts(): void {
+    this.holdStarts = false;
+    for (const start of this.heldStarts.splice(0)) start();
   }
 
   /** The session shells started so far. */
@@ -231,8 +260,8 @@ export class FakeDriver implements Driver {
       const line = buffer.slice(0, cr);
       buffer = buffer.slice(cr + 1);
       proc.emit(`${line}\r\n`); // the line editor's echo
-      const m = /^ __conch_s (\w+);eval \$'(.*)';__conch_e \1$/s.exec(line);
-      const f = /^ __conch_s (\w+);\. '([^']*)';__conch_e \1$/.exec(line);
+      const m = /^ __conch_s (\w+)(?: \d+)?;eval \$'(.*)';__conch_e \1$/s.exec(line);
+      const f = /^ __conch_s (\w+)(?: \d+)?;\. '([^']*)';__conch_e \1$/.exec(line);
       if (!m && !f) {
         // A person's line: a scripted program of theirs holds the terminal until it exits; anything else
         // is done at once.
@@ -264,7 +293,7 @@ export class FakeDriver implements Driver {
         if (newCwd !== undefined) cwd = newCwd;
         proc.setInputListener(undefined);
         proc.emit(marker(`E;${id};${status};${cwd}`));
-        proc.snapshot(marker(`D;${id}`));
+        proc.snapshot(marker(`D;${id};${proc.snapshotStatus}`));
         prompt();
       });
     };
@@ -284,14 +313,19 @@ export class FakeDriver implements Driver {
     const text = unwrap(options.args[n - 2]!).text;
     const cwd = options.args[n - 3] || '/home/fake';
     const proc = new FakeProcess(this.nextPid++, this.clock);
+    proc.args = options.args;
     this.processes.push(proc);
     const marker = (body: string) => `\x1b]${MARKER_OSC};${nonce};${body}\x07`;
-    queueMicrotask(() => {
+    const start = () => {
       proc.emit(marker(`S;${id}`));
       this.run(proc, text, cwd, true, (status) => {
         proc.emit(marker(`E;${id};${status};${cwd}`));
         proc.finish({ exitCode: status, signal: null });
       });
+    };
+    queueMicrotask(() => {
+      if (this.holdStarts) this.heldStarts.push(start);
+      else start();
     });
     return proc;
   }

@@ -6,7 +6,7 @@
 
 export { MemorySpillStore } from '../output/memory-spill.js';
 export { type CompletenessSetup, describeOutputCompleteness } from './completeness.js';
-export { type ConformanceSetup, describeDriverConformance } from './conformance.js';
+export { type ConformanceSetup, describeDriverConformance, REQUIRED_CAPABILITIES } from './conformance.js';
 export { FakeClock, flushMicrotasks } from './fake-clock.js';
 export {
   decodeAnsiC,

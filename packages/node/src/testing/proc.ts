@@ -4,6 +4,7 @@
  * `CONCH_COMMAND_ID` and `CONCH_OWNER`). Zombies count as gone.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { COMMAND_MARKER } from '@conch/core/host';
 import { isProcessAlive, type ProcStat, readProcStat } from '../proc-stat.js';
 
 /** Every live (non-zombie) process as pid → parent pid. */
@@ -99,7 +100,7 @@ export function procStatusKb(pid: number | 'self', field: string): number | unde
 
 /** Number of live processes carrying `CONCH_COMMAND_ID=id` (a command and what it started). */
 export function countWithCommandId(id: string): number {
-  return pidsWithEnv('CONCH_COMMAND_ID', id).length;
+  return pidsWithEnv(COMMAND_MARKER, id).length;
 }
 
 /** Open file descriptors of process `pid` (this one by default), as their link targets. */

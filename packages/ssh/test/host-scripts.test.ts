@@ -1,18 +1,25 @@
-import { execFileSync, spawn } from 'node:child_process';
+/**
+ * The host scripts of `@conch/core/host`, run the way a driver over a channel runs them (through `sh -c`),
+ * on this machine.
+ */
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { rmSync, statSync } from 'node:fs';
+import {
+  CONNECT_PROBE,
+  ESCAPED_SCRIPT,
+  HostScripts,
+  KILL_SCRIPT,
+  PROBE_SCRIPT,
+  parseConnectProbe,
+  type RunHostScript,
+  SIGNAL_SCRIPT,
+  shCommand,
+  startupScript,
+} from '@conch/core/host';
 import { waitFor } from '@conch/core/testing';
 import { countWithCommandId, isAlive, processTree } from '@conch/node/testing';
 import { REAPER } from '@conch/ssh/testing';
 import { describe, expect, it } from 'vitest';
-import {
-  CONNECT_PROBE,
-  ESCAPED_SCRIPT,
-  KILL_SCRIPT,
-  PROBE_SCRIPT,
-  parseEscapedReport,
-  SIGNAL_SCRIPT,
-  shCommand,
-  startupScript,
-} from '../src/remote-scripts.js';
 
 /** Runs a command line the way sshd would: through `sh -c`. */
 function viaShell(command: string, env: Record<string, string> = {}): string {
@@ -21,10 +28,40 @@ function viaShell(command: string, env: Record<string, string> = {}): string {
   }).toString();
 }
 
-describe('remote scripts', () => {
+/** Runs a host script on this machine, as `sh -c SCRIPT conch ARGS…`. */
+const runHere: RunHostScript = (script, args, call) =>
+  new Promise((resolve, reject) => {
+    execFile('/bin/sh', ['-c', script, 'conch', ...args], { timeout: call.timeoutMs }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
+  });
+
+/** SIGKILLs `root` and its descendants (leaves first; one that already went is no error). */
+function killTree(root: number): void {
+  for (const pid of processTree(root).reverse()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+describe('host scripts', () => {
   it('are valid POSIX sh (dash)', () => {
     for (const script of [CONNECT_PROBE, KILL_SCRIPT, ESCAPED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
       execFileSync('/bin/sh', ['-n', '-c', script]);
+    }
+  });
+
+  it("the connect probe makes a private directory and says how the host's process facts are read", () => {
+    const probe = parseConnectProbe(viaShell(shCommand(CONNECT_PROBE)));
+    try {
+      expect(probe?.privateDir).toMatch(/\/conch-/);
+      expect(statSync(probe!.privateDir).mode & 0o777).toBe(0o700);
+      expect(probe?.facts).toBe('proc');
+    } finally {
+      if (probe?.privateDir) rmSync(probe.privateDir, { recursive: true, force: true });
     }
   });
 
@@ -81,15 +118,23 @@ describe('remote scripts', () => {
       expect(ready()).toBe(true);
       // The session leader (sh) is the reaper's child; the escaped process was re-parented to the reaper.
       const root = processTree(child.pid!)[1]!;
-      const args = ['tree', 'TERM', '10', String(root), 'CONCH_COMMAND_ID=c_scripttest'];
-      expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL killed');
+      const scripts = new HostScripts(runHere, 'proc');
+      const kill = () =>
+        scripts.kill({
+          mode: 'tree',
+          signal: 'TERM',
+          graceMs: 1000,
+          root,
+          markers: ['CONCH_COMMAND_ID=c_scripttest'],
+        });
+      expect(await kill()).toEqual({ result: 'killed', survivors: [] });
       expect(isAlive(root)).toBe(false);
       expect(countWithCommandId('c_scripttest')).toBe(0);
       // The reaper exits once its orphans are reaped.
       await exited;
-      expect(viaShell(shCommand(KILL_SCRIPT, args)).trim()).toBe('CONCH_KILL already_exited');
+      expect(await kill()).toEqual({ result: 'already_exited', survivors: [] });
     } finally {
-      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      killTree(child.pid!);
     }
   });
 
@@ -99,35 +144,22 @@ describe('remote scripts', () => {
     const child = spawn('sh', ['-c', script], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const report = () =>
-        parseEscapedReport(
-          viaShell(shCommand(ESCAPED_SCRIPT, [String(child.pid), 'c_markedtest', 'c_nothing'])),
-          ['c_markedtest', 'c_nothing'],
-          child.pid,
-        );
-      const settled = () => {
-        const r = report();
+      const scripts = new HostScripts(runHere, 'proc');
+      const report = () => scripts.escapedProcesses(child.pid, ['c_markedtest', 'c_nothing']);
+      const settled = async () => {
+        const r = await report();
         return r.escaped.get('c_markedtest')?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
       };
       await waitFor(settled, { what: 'the processes to settle' }).catch(() => undefined);
-      const seen = settled();
+      const seen = await settled();
       expect(seen?.escaped.size).toBe(1);
       expect(seen?.escaped.get('c_markedtest')).toHaveLength(1);
       expect(seen?.forks).toHaveLength(1);
       expect(processTree(child.pid!)).toEqual(
         expect.arrayContaining([seen?.forks[0]?.pid, seen?.escaped.get('c_markedtest')?.[0]?.pid]),
       );
-      // The terminal's own process never counts; other ids and malformed entries are left out.
-      expect(parseEscapedReport(`c_m ${child.pid}:S\nforks\n`, ['c_m'], child.pid)).toEqual({
-        escaped: new Map(),
-        forks: [],
-      });
-      expect(parseEscapedReport('c_other 12:S\nc_x 13 14:? 15:R\nforks 16:R', ['c_x'], undefined)).toEqual({
-        escaped: new Map([['c_x', [{ pid: 15, state: 'R' }]]]),
-        forks: [{ pid: 16, state: 'R' }],
-      });
     } finally {
-      for (const pid of processTree(child.pid!).reverse()) process.kill(pid, 'SIGKILL');
+      killTree(child.pid!);
       await exited;
     }
   });

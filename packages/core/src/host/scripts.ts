@@ -1,11 +1,17 @@
 /**
- * The small POSIX-sh programs the SSH driver runs on the remote host: the start-up wrapper of every
- * terminal channel (cwd, environment, a start marker carrying the remote PID), the tree killer, the
- * terminal-read probe, and the connect-time probe (private directory, login shell). Each is plain
- * POSIX sh plus `awk`, `grep` and `/proc` (Linux); arguments are always single-quoted.
+ * The small POSIX-sh programs a driver runs on a host it reaches through a channel (an SSH connection, a
+ * container exec): the start-up wrapper of every terminal (cwd, environment, a start marker carrying the
+ * host's PID), the tree killer, the finder of what ended commands left running, the terminal-read probe,
+ * the foreground signaller, and the connect-time probe (private directory, login shell, process facts).
+ * Each is plain POSIX sh plus `awk`, `grep`, `sed` and the host's process facts; arguments are always
+ * single-quoted. {@link ./host-operations.ts} runs them and reads their reports.
+ *
+ * Every process-facts script takes the host's process facts as its first argument (`proc` reads Linux's
+ * `/proc`; `ps` the portable `ps`), as the connect probe found them (`facts=`).
  */
 
-import { type EscapedProcess, type EscapedScan, shellQuote } from '@conch/core';
+import { shellQuote } from '../shell/shell-integration.js';
+import { isValidEnvName } from './environment.js';
 
 /** OSC number of the driver's own start marker (distinct from the core's 6973). */
 export const START_MARKER_OSC = 6975;
@@ -16,14 +22,6 @@ export const START_FAILED_STATUS = 97;
 /** A script literal: raw text, with `@{` standing for `${` (which a template literal cannot hold). */
 function sh(strings: TemplateStringsArray): string {
   return String.raw({ raw: strings.raw }).replaceAll('@{', '${');
-}
-
-/** Names of environment variables conch can pass (POSIX names). */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** True when `name` can be exported by a POSIX shell. */
-export function isValidEnvName(name: string): boolean {
-  return ENV_NAME.test(name);
 }
 
 /**
@@ -65,7 +63,8 @@ export function startupScript(options: {
 
 /**
  * Connect-time probe: creates the private 0700 directory (`mktemp -d`) and reports it with the user's
- * login shell and bash's path, one `key=value` per line.
+ * login shell, bash's path and the host's process facts (`proc` when `/proc` is readable, else `ps`), one
+ * `key=value` per line ({@link parseConnectProbe} reads it).
  */
 export const CONNECT_PROBE = sh`umask 077
 d=$(mktemp -d "@{TMPDIR:-/tmp}/conch-XXXXXXXXXX" 2>/dev/null) || d=
@@ -73,12 +72,13 @@ u=$(id -un 2>/dev/null)
 s=$(getent passwd "$u" 2>/dev/null | cut -d: -f7)
 [ -n "$s" ] || s=$SHELL
 b=$(command -v bash 2>/dev/null)
-printf 'dir=%s\nshell=%s\nbash=%s\nuser=%s\nhome=%s\n' "$d" "$s" "$b" "$u" "$HOME"
+if [ -r /proc/self/stat ]; then f=proc; else f=ps; fi
+printf 'dir=%s\nshell=%s\nbash=%s\nuser=%s\nhome=%s\nfacts=%s\n' "$d" "$s" "$b" "$u" "$HOME" "$f"
 `;
 
 /**
- * The remote tree killer. Arguments: MODE (`tree` | `job`), SIGNAL (name without SIG), GRACE (tenths of a
- * second), ROOT (pid or empty), then `NAME=VALUE` environment markers.
+ * The tree killer. Arguments: FACTS (`proc` | `ps`), MODE (`tree` | `job`), SIGNAL (name without SIG),
+ * GRACE (tenths of a second), ROOT (pid or empty), then `NAME=VALUE` environment markers.
  *
  * - `tree`: ROOT, every process in ROOT's session or process group, their descendants, and every
  *   process carrying one of the given command ids (and its descendants).
@@ -86,12 +86,12 @@ printf 'dir=%s\nshell=%s\nbash=%s\nuser=%s\nhome=%s\n' "$d" "$s" "$b" "$u" "$HOM
  *   the command's id and their descendants; ROOT (the session shell) is spared.
  *
  * Sends SIGNAL (and SIGCONT), waits up to GRACE, SIGKILLs what is left (found afresh), waits up to 2 s,
- * and prints `CONCH_KILL already_exited|killed|stop_unconfirmed [survivors…]`. Without /proc (not Linux)
- * it signals ROOT's process group only, and prints `unsupported` for `job` mode.
+ * and prints `CONCH_KILL already_exited|killed|stop_unconfirmed [survivors…]`. Without /proc it signals
+ * ROOT's process group only, and prints `unsupported` for `job` mode.
  */
 export const KILL_SCRIPT = sh`exec 2>/dev/null
-mode=$1 sig=$2 ticks=$3 root=$4
-shift 4
+facts=$1 mode=$2 sig=$3 ticks=$4 root=$5
+shift 5
 self=$$
 if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
 marked() {
@@ -131,8 +131,8 @@ alive() {
   done
 }
 if sleep 0.01; then step=0.1; else step=1; ticks=$(( (ticks + 9) / 10 )); fi
-if [ ! -r /proc/self/stat ]; then
-  # No /proc (not Linux): only the channel's own process group can be reached.
+if [ "$facts" != proc ] || [ ! -r /proc/self/stat ]; then
+  # No /proc: only the channel's own process group can be reached.
   [ "$mode" = tree ] && [ -n "$root" ] || { echo "CONCH_KILL unsupported"; exit 0; }
   kill -0 -- "-$root" || { echo "CONCH_KILL already_exited"; exit 0; }
   kill -s "$sig" -- "-$root"; kill -s CONT -- "-$root"
@@ -161,16 +161,16 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
 `;
 
 /**
- * Finds what commands left running. Arguments: ROOT (the terminal's own process, or empty), then command
- * ids. Prints `forks PID:STATE…` (ROOT's live children with ROOT's command name: its forks that have not
- * executed a program yet) and one line `ID PID:STATE…` for each id that live (non-zombie) processes carry
- * as `CONCH_COMMAND_ID=ID` in their environment (STATE is the /proc/PID/stat state letter); nothing
- * without /proc. {@link parseEscapedReport} reads it.
+ * Finds what commands left running. Arguments: FACTS (`proc` | `ps`), ROOT (the terminal's own process,
+ * or empty), then `NAME=value` marker entries (`CONCH_COMMAND_ID=<id>`). Prints `forks PID:STATE…` (ROOT's
+ * live children with ROOT's command name: its forks that have not executed a program yet) and one line
+ * `ENTRY PID:STATE…` for each entry that live (non-zombie) processes carry in their environment (STATE is
+ * the process's state letter); nothing without /proc. {@link parseEscapedReport} reads it.
  */
 export const ESCAPED_SCRIPT = sh`exec 2>/dev/null
-[ -r /proc/self/stat ] || exit 0
-self=$$ root=$1
-shift
+[ "$1" = proc ] && [ -r /proc/self/stat ] || exit 0
+self=$$ root=$2
+shift 2
 if [ -n "$root" ]; then
   cat /proc/[0-9]*/stat | awk -v root="$root" '
     { i = index($0, " ("); match($0, /.*\) /); c[$1] = substr($0, i + 2, RLENGTH - i - 3)
@@ -178,13 +178,13 @@ if [ -n "$root" ]; then
     END { o = "forks"; for (p in st) if (pp[p] == root && c[p] == c[root] && st[p] != "Z") o = o " " p ":" st[p]; print o }'
 fi
 if printf 'a\0' | grep -qzxF a; then zgrep=1; else zgrep=; fi
-for id in "$@"; do
+for kv in "$@"; do
   if [ -n "$zgrep" ]; then
-    pids=$(grep -lzxF -- "CONCH_COMMAND_ID=$id" /proc/[0-9]*/environ | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p')
+    pids=$(grep -lzxF -- "$kv" /proc/[0-9]*/environ | sed -n 's#^/proc/\([0-9]*\)/environ$#\1#p')
   else
     pids=
     for f in /proc/[0-9]*/environ; do
-      tr '\0' '\n' < "$f" | grep -qxF -- "CONCH_COMMAND_ID=$id" && { p=@{f#/proc/}; pids="$pids @{p%/environ}"; }
+      tr '\0' '\n' < "$f" | grep -qxF -- "$kv" && { p=@{f#/proc/}; pids="$pids @{p%/environ}"; }
     done
   fi
   live=
@@ -195,50 +195,25 @@ for id in "$@"; do
       [ "@{r%% *}" = Z ] || live="$live $p:@{r%% *}"
     fi
   done
-  [ -n "$live" ] && echo "$id$live"
+  [ -n "$live" ] && echo "$kv$live"
 done
 exit 0
 `;
 
 /**
- * Reads {@link ESCAPED_SCRIPT}'s report: the processes of each of `commandIds` and the terminal's forks
- * (other ids, malformed entries and `terminal`, the terminal's own process, are left out).
- */
-export function parseEscapedReport(
-  text: string,
-  commandIds: readonly string[],
-  terminal: number | undefined,
-): EscapedScan {
-  const wanted = new Set(commandIds);
-  const escaped = new Map<string, EscapedProcess[]>();
-  let forks: EscapedProcess[] = [];
-  for (const line of text.split('\n')) {
-    const [id, ...entries] = line.trim().split(/\s+/);
-    if (id === undefined || (id !== 'forks' && !wanted.has(id))) continue;
-    const live: EscapedProcess[] = [];
-    for (const entry of entries) {
-      const match = /^(\d+):([A-Za-z])$/.exec(entry);
-      const pid = Number(match?.[1]);
-      if (match && pid > 0 && pid !== terminal) live.push({ pid, state: match[2]! });
-    }
-    if (id === 'forks') forks = live;
-    else if (live.length > 0) escaped.set(id, live);
-  }
-  return { escaped, forks };
-}
-
-/**
- * The terminal-read probe: fetches the raw /proc facts about ROOT's terminal foreground group (argument:
- * ROOT, the channel's session leader), one per line, for the core's `decideInputWait` to judge — `arch M`,
- * `tty PATH`, `ttynr DEVICE` (ROOT's controlling terminal, stat field 7), `fg GROUP ROOTGROUP`, `comm NAME`
- * (the group leader), and per live member `proc PID STATE TTY_NR`, `wchan PID VALUE` and
- * `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
- * Prints nothing but `arch` without /proc.
+ * The terminal probe: fetches the raw facts about ROOT's terminal foreground group (arguments: FACTS and
+ * ROOT, the channel's session leader), one per line, for the core's `decideInputWait` to judge and for the
+ * typed-input policy to name — `facts KIND`, `arch M`, `tty PATH`, `ttynr DEVICE` (ROOT's controlling
+ * terminal, stat field 7), `fg GROUP ROOTGROUP`, `comm NAME` (the group leader), and per live member
+ * `proc PID STATE TTY_NR`, `name PID NAME` (its command name, argv[0] and executable's base name),
+ * `wchan PID VALUE` and `syscall PID TEXT` (when readable) and `fd PID N TARGET` for its terminal fds.
+ * {@link parseProbeReport} reads it. Prints only `facts` and `arch` without /proc.
  */
 export const PROBE_SCRIPT = sh`exec 2>/dev/null
-r=$1
+facts=$1 r=$2
+echo "facts $facts"
 echo "arch $(uname -m)"
-[ -r /proc/self/stat ] || exit 0
+[ "$facts" = proc ] && [ -r /proc/self/stat ] || exit 0
 read -r l < /proc/$r/stat || exit 0
 set -- @{l##*\) }
 fg=$6 rg=$3
@@ -251,8 +226,12 @@ for f in /proc/[0-9]*/stat; do
   set -- @{l##*\) }
   [ "$3" = "$fg" ] || continue
   p=@{f#/proc/}; p=@{p%/stat}
-  if [ "$p" = "$fg" ]; then c=@{l#*\(}; echo "comm @{c%\)*}"; fi
+  c=@{l#*\(}; c=@{c%\)*}
+  if [ "$p" = "$fg" ]; then echo "comm $c"; fi
   echo "proc $p $1 $5"
+  echo "name $p $c"
+  a=$(tr '\0' '\n' < /proc/$p/cmdline | head -n 1) && [ -n "$a" ] && echo "name $p $a"
+  e=$(readlink /proc/$p/exe) && e=@{e% (deleted)} && echo "name $p @{e##*/}"
   w=; if read -r w < /proc/$p/wchan || [ -n "$w" ]; then echo "wchan $p $w"; fi
   y=; if read -r y < /proc/$p/syscall; then echo "syscall $p $y"; fi
   for d in /proc/$p/fd/*; do
@@ -262,13 +241,22 @@ for f in /proc/[0-9]*/stat; do
 done
 `;
 
-/** Signals a process group: arguments SIGNAL (without SIG) and ROOT; targets ROOT's terminal foreground group. */
+/**
+ * Signals the foreground process group of ROOT's terminal. Arguments: FACTS, SIGNAL (without SIG) and
+ * ROOT. Exits non-zero when the group cannot be found.
+ */
 export const SIGNAL_SCRIPT = sh`exec 2>/dev/null
-read -r l < /proc/$2/stat || exit 1
-set -- "$1" @{l##*\) }
-g=$7
+facts=$1 sig=$2 root=$3
+if [ "$facts" = proc ] && [ -r /proc/self/stat ]; then
+  read -r l < /proc/$root/stat || exit 1
+  set -- @{l##*\) }
+  g=$6
+else
+  g=$(ps -o tpgid= -p "$root") || exit 1
+  g=$(echo $g)
+fi
 case $g in ''|-*|0) exit 1;; esac
-kill -s "$1" -- "-$g"
+kill -s "$sig" -- "-$g"
 `;
 
 /** Runs `script` with positional arguments through `sh -c` (the login shell only parses this line). */

@@ -1,0 +1,177 @@
+/**
+ * Starts a session's processes inside its sandbox (the local driver's part of docs/sandbox.md): what each
+ * session's sandbox owns on the host while any of its processes runs — its private /tmp, and for a host
+ * list the filtering proxy — and the host pid of the sandboxed program.
+ *
+ * The program runs as pid 2 of its own PID namespace, under two bubblewrap processes. From the host it
+ * is still an ordinary process with a host pid, which is what conch reports and acts on (its foreground
+ * group, kill trees, escapees by `CONCH_COMMAND_ID`, the orphan reaper's `CONCH_OWNER`); {@link
+ * locateProgram} finds it. Nothing conch does relies on a pid the shell reports (`$$` is 2 inside).
+ */
+
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { SandboxLaunch } from '@conch/core';
+import { isProcessAlive, listPids, readProcStat } from '@conch/node';
+import { findExecutable } from '../find-executable.js';
+import { sandboxTools } from './availability.js';
+import { bwrapCommandLine, joinCommandLine, sandboxEnvironment } from './bwrap-args.js';
+import { type HostProxy, startHostProxy } from './host-proxy.js';
+
+/** What the sandbox of one session holds on the host while its processes run. */
+interface Box {
+  tmpDir: string;
+  proxy: HostProxy | undefined;
+  users: number;
+  /** Host pid of the session's shell inside the sandbox, once it runs (isolated commands join it). */
+  shell: number | undefined;
+}
+
+/** How to start one sandboxed process, and what to release when it ends. */
+export interface SandboxedSpawn {
+  file: string;
+  args: string[];
+  /** Environment on top of the program's own. */
+  env: Record<string, string>;
+  /** Releases the session's sandbox on the host once its last process is gone. Idempotent. */
+  release(): void;
+  /** How many processes lie between the terminal's own process and the program (see {@link locateProgram}). */
+  depth: 1 | 2;
+  /** Records the program's host pid as the session's shell (isolated commands then join its sandbox). */
+  isShell(pid: number): void;
+}
+
+/** Starts processes in their sessions' sandboxes for a driver whose private files live in `driverDir`. */
+export class SandboxLauncher {
+  private readonly boxes = new Map<string, Box>();
+
+  constructor(private readonly driverDir: string) {}
+
+  /**
+   * Prepares the start of `program args` in `cwd` inside `launch` (throws SANDBOX_UNAVAILABLE). With
+   * `join`, a process of a session whose shell runs enters that shell's sandbox instead of a new one.
+   */
+  async prepare(
+    launch: SandboxLaunch,
+    program: string,
+    args: string[],
+    cwd: string,
+    join: boolean,
+  ): Promise<SandboxedSpawn> {
+    const hosts = Array.isArray(launch.rules.network) ? launch.rules.network : undefined;
+    const tools = sandboxTools(hosts !== undefined);
+    const box = await this.box(launch, hosts);
+    box.users++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (--box.users === 0) this.drop(launch.privateDir, box);
+    };
+    const isShell = (pid: number) => {
+      box.shell = pid;
+    };
+    try {
+      const target = join ? box.shell : undefined;
+      const nsenter = target === undefined ? undefined : findExecutable('nsenter');
+      const setpriv = target === undefined ? undefined : findExecutable('setpriv');
+      if (target !== undefined && isProcessAlive(target) && nsenter && setpriv) {
+        // The working directory as the sandbox sees it (the shell's root), else its root.
+        const wd = existsSync(`/proc/${target}/root${cwd}`) ? cwd : '/';
+        const joined = joinCommandLine({ nsenter, setpriv, target, cwd: wd, program, args });
+        const env = sandboxEnvironment(box.proxy === undefined ? {} : { proxySocket: box.proxy.socketPath });
+        return { file: tools.env, args: joined, env, release, depth: 1, isShell };
+      }
+      const plan = {
+        bwrap: tools.bwrap,
+        launch,
+        tmpDir: box.tmpDir,
+        hide: [this.driverDir],
+        cwd,
+        program,
+        args,
+        ...(box.proxy === undefined || tools.socat === undefined
+          ? {}
+          : { proxySocket: box.proxy.socketPath, socat: tools.socat }),
+      };
+      return {
+        file: tools.env,
+        args: bwrapCommandLine(plan),
+        env: sandboxEnvironment(plan),
+        release,
+        depth: 2,
+        isShell,
+      };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** Stops every session's proxy and removes the private /tmp directories. */
+  dispose(): void {
+    for (const [key, box] of this.boxes) this.drop(key, box);
+  }
+
+  private async box(launch: SandboxLaunch, hosts: string[] | undefined): Promise<Box> {
+    const existing = this.boxes.get(launch.privateDir);
+    if (existing) return existing;
+    const tmpDir = join(this.driverDir, `${basename(launch.privateDir)}.tmp`);
+    mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
+    const box: Box = { tmpDir, proxy: undefined, users: 0, shell: undefined };
+    this.boxes.set(launch.privateDir, box);
+    if (hosts !== undefined) {
+      try {
+        box.proxy = await startHostProxy(join(launch.privateDir, 'proxy.sock'), hosts);
+      } catch (error) {
+        this.drop(launch.privateDir, box);
+        throw error;
+      }
+    }
+    return box;
+  }
+
+  private drop(key: string, box: Box): void {
+    if (this.boxes.get(key) === box) this.boxes.delete(key);
+    box.proxy?.close();
+    rmSync(box.tmpDir, { recursive: true, force: true });
+  }
+}
+
+/** The children of `pid` (from /proc; a scan of every process where the kernel has no children file). */
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter((s) => s !== '')
+      .map(Number);
+  } catch {
+    return listPids().filter((p) => readProcStat(p)?.ppid === pid);
+  }
+}
+
+/**
+ * The host pid of the program a sandboxed terminal runs: the child of bubblewrap's init (the child of
+ * the terminal's own process, `terminalPid`), or for a process that joined a sandbox (`depth` 1), the
+ * child of nsenter (the terminal's own process). Waits up to `limitMs` for bubblewrap to start it; undefined
+ * when `gone()` says the terminal ended first, or the limit passed.
+ */
+export async function locateProgram(
+  terminalPid: number,
+  depth: 1 | 2,
+  gone: () => boolean,
+  limitMs = 10_000,
+): Promise<number | undefined> {
+  const deadline = Date.now() + limitMs;
+  let wait = 0;
+  while (!gone() && Date.now() < deadline) {
+    for (const first of childrenOf(terminalPid)) {
+      const program = depth === 1 ? first : childrenOf(first)[0];
+      if (program !== undefined) return program;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(wait + 1, 10);
+  }
+  return undefined;
+}
