@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// The test command: installs and builds when needed, runs every vitest project once, and ends with the
-// plain line `N passed, N failed` (plus skipped) counting the whole run, after the reliability summary line. Extra arguments go to vitest.
+// The test command: installs and builds when needed, runs every vitest project once, then runs the tests of
+// the process facts a second time with the portable facts (CONCH_PROCESS_FACTS=ps: `ps` and `lsof` instead of
+// Linux's /proc), and ends with the plain line `N passed, N failed` (plus skipped) counting the whole run —
+// both passes — after the reliability summary line. Extra arguments go to vitest (and skip the second pass).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,38 +12,70 @@ import { RELIABILITY_DIR, reliabilityLine, reliabilityTotals } from './reliabili
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 await bootstrap();
-const report = join(root, '.vitest-report.json');
-rmSync(report, { force: true });
+/**
+ * What runs a second time with the portable process facts: the driver conformance suite (local and over
+ * SSH), every test of the PTY driver, and the MCP server's process, prompt, instance and leak tests.
+ */
+const PORTABLE_FACTS_TESTS = [
+  'packages/pty',
+  'packages/ssh/test/conformance.test.ts',
+  'apps/mcp-server/test/processes.test.ts',
+  'apps/mcp-server/test/interactive.test.ts',
+  'apps/mcp-server/test/instances.test.ts',
+  'apps/mcp-server/test/reliability-leaks.test.ts',
+];
+
+/** Runs vitest with `args` (and `env` added); returns its exit status and its counts. */
+function vitest(name, args, env = {}) {
+  const report = join(root, `.vitest-report${name}.json`);
+  rmSync(report, { force: true });
+  const r = spawnSync(
+    'npx',
+    [
+      '-y',
+      'pnpm@10.34.9',
+      'exec',
+      'vitest',
+      'run',
+      '--reporter=default',
+      '--reporter=json',
+      `--outputFile.json=${report}`,
+      ...args,
+    ],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
+  );
+  const counts = { status: r.status, passed: 0, failed: 0, skipped: 0 };
+  if (!existsSync(report)) {
+    counts.failed = 1;
+    return counts;
+  }
+  const json = JSON.parse(readFileSync(report, 'utf8'));
+  counts.passed = json.numPassedTests ?? 0;
+  counts.failed = json.numFailedTests ?? 0;
+  counts.skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
+  // A file that fails to load has no tests to count: count it as a failure.
+  for (const file of json.testResults ?? [])
+    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) counts.failed++;
+  return counts;
+}
+
 // The reliability tests write their counts here; the line after the run sums them.
 rmSync(RELIABILITY_DIR, { recursive: true, force: true });
-const r = spawnSync(
-  'npx',
-  [
-    '-y',
-    'pnpm@10.34.9',
-    'exec',
-    'vitest',
-    'run',
-    '--reporter=default',
-    '--reporter=json',
-    `--outputFile.json=${report}`,
-    ...process.argv.slice(2),
-  ],
-  { cwd: root, stdio: 'inherit' },
-);
+const extra = process.argv.slice(2);
+const runs = [vitest('', extra)];
+if (extra.length === 0) {
+  process.stdout.write(
+    '\n::: the process-facts tests again with CONCH_PROCESS_FACTS=ps (ps and lsof, no /proc)\n',
+  );
+  runs.push(vitest('-ps', PORTABLE_FACTS_TESTS, { CONCH_PROCESS_FACTS: 'ps' }));
+}
 let passed = 0;
 let failed = 0;
 let skipped = 0;
-if (existsSync(report)) {
-  const json = JSON.parse(readFileSync(report, 'utf8'));
-  passed = json.numPassedTests ?? 0;
-  failed = json.numFailedTests ?? 0;
-  skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
-  // A file that fails to load has no tests to count: count it as a failure.
-  for (const file of json.testResults ?? [])
-    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) failed++;
-} else {
-  failed = 1;
+for (const run of runs) {
+  passed += run.passed;
+  failed += run.failed;
+  skipped += run.skipped;
 }
 let reliability;
 try {
@@ -51,6 +85,6 @@ try {
   failed++;
 }
 process.stdout.write(`\n${reliability}\n`);
-const status = r.status === 0 && failed === 0 ? 0 : 1;
+const status = runs.every((run) => run.status === 0) && failed === 0 ? 0 : 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(status);

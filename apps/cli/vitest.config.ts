@@ -5,7 +5,7 @@ export default defineProject({
   ssr: { resolve: { conditions: ['conch-source'] } },
   test: {
     name: 'cli',
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'page/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration tests spawn real servers and PTYs: one file at a time keeps timings honest on small

@@ -9,6 +9,7 @@
  */
 
 import { AltScreenWatch } from '@conch/core';
+import { agentHeader, DIM, UNDIM } from './agent-header.js';
 import {
   ATTACH_METHODS,
   AttachResultSchema,
@@ -30,35 +31,6 @@ const RESET_MODES =
 export interface AttachOptions {
   /** Type into the session even when a command policy makes the view read-only by default. */
   takeOver?: boolean;
-}
-
-/** Dim on and off (SGR 2 and 22). */
-const DIM = '\u001b[2m';
-const UNDIM = '\u001b[22m';
-
-/** What the view is told of an agent's command as it starts. */
-export interface AgentCommand {
-  text: string;
-  isolated: boolean;
-  background: boolean;
-  held_by_person: boolean;
-}
-
-/**
- * The dim one-line header of an agent command that runs beside the person's terminal (isolated): what runs
- * and why, cut to the window's width.
- */
-export function agentHeader(command: AgentCommand, cols: number): string {
-  const why = command.background
-    ? 'in the background'
-    : command.held_by_person
-      ? 'isolated, you hold the terminal'
-      : 'isolated';
-  const lines = command.text.trim().split(/\r?\n/);
-  const text = lines.length > 1 ? `${lines[0]} …` : (lines[0] ?? '');
-  const line = `[agent, ${why}] ${text}`.replace(/[\u0000-\u001f\u007f]/g, ' ');
-  const width = Math.max(10, cols - 1);
-  return `${DIM}${line.length > width ? `${line.slice(0, width - 1)}…` : line}${UNDIM}`;
 }
 
 /** The message of an error from the daemon, without the JSON-RPC prefix. */

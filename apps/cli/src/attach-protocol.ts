@@ -3,9 +3,10 @@
  * as the tools (not a second protocol), requests from the client and notifications from the daemon. They
  * are daemon-only: they are not tools, so MCP clients never list them.
  *
- * - `conch/attach {session_id, cols?, rows?, take_over?, client_pid?}` → `{attach_id, input,
- *   read_only_reason?, screen, cursor, alt_screen}`: whether keystrokes are accepted, and the current screen
- *   to start the view with. From then on `notifications/conch/output {attach_id, data}` (base64 bytes as
+ * - `conch/attach {session_id, cols?, rows?, take_over?, read_only?, client_pid?}` → `{attach_id, input,
+ *   read_only_reason?, screen, cursor, alt_screen, cols, rows}`: whether keystrokes are accepted, and the
+ *   current screen (and its size) to start the view with; `read_only` only watches (the web page until the
+ *   person takes over). From then on `notifications/conch/output {attach_id, data}` (base64 bytes as
  *   printed, conch's markers and typed wrapper lines removed), `notifications/conch/command {attach_id,
  *   command_id, text, isolated, background, held_by_person}` as each agent command starts, and, when the
  *   shell ends, `notifications/conch/closed {attach_id}`.
@@ -18,7 +19,8 @@
  * Who may use them: `conch/attach` and `conch/input` are a person's (keystrokes typed through them are not
  * checked by the command policy). They are refused on a connection that said it is the MCP relay
  * (`conch mcp --daemon`, an agent's door); a take-over follows the engine's rules (refused under a policy
- * from inside a terminal conch manages, or from a client that does not say which process it is).
+ * from inside a terminal conch manages, or from a client that does not say which process it is; the web
+ * page's connection is a person's, established when its token was handed out).
  *
  * Bounded: output for a view or a follow is sent only while the connection's peer keeps reading. Once more
  * than `maxBacklogBytes` wait to be written to it (a stopped `conch attach`, a flood), new output is dropped
@@ -27,25 +29,13 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { TerminalAttachment } from '@conch/core';
+import type { TerminalAttachment, TerminalWatcher } from '@conch/core';
 import type { ConchService } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
+import { ATTACH_METHODS } from './attach-methods.js';
 
-/** Method names of the attach protocol. */
-export const ATTACH_METHODS = {
-  attach: 'conch/attach',
-  input: 'conch/input',
-  resize: 'conch/resize',
-  detach: 'conch/detach',
-  output: 'notifications/conch/output',
-  command: 'notifications/conch/command',
-  closed: 'notifications/conch/closed',
-  follow: 'conch/follow',
-  unfollow: 'conch/unfollow',
-  commandOutput: 'notifications/conch/command_output',
-  dropped: 'notifications/conch/dropped',
-} as const;
+export { ATTACH_METHODS };
 
 /** Bytes queued for one connection beyond which view and follow output is dropped (see the module doc). */
 export const DEFAULT_VIEWER_BACKLOG_BYTES = 1024 * 1024;
@@ -59,6 +49,7 @@ export const AttachRequestSchema = z.object({
     cols: size.optional(),
     rows: size.optional(),
     take_over: z.boolean().optional(),
+    read_only: z.boolean().optional(),
     client_pid: z.number().int().optional(),
   }),
 });
@@ -70,6 +61,9 @@ export const AttachResultSchema = z.object({
   screen: z.array(z.string()),
   cursor: z.object({ row: z.number(), col: z.number() }).optional(),
   alt_screen: z.boolean().optional(),
+  /** The screen's size (the session's terminal). */
+  cols: z.number().optional(),
+  rows: z.number().optional(),
 });
 /** `conch/input` request. */
 export const InputRequestSchema = z.object({
@@ -150,7 +144,18 @@ export interface AttachConnection {
   isRelay(): boolean;
   /** Bytes queued beyond which output is dropped (default {@link DEFAULT_VIEWER_BACKLOG_BYTES}). */
   maxBacklogBytes?: number;
+  /**
+   * Whether the client of a take-over runs inside a terminal conch manages, when the connection knows
+   * (default: the service asks the host's process facts about the `client_pid` it gave; one that gives
+   * none could be anything, and counts as inside).
+   */
+  fromConchTerminal?: (clientPid: number | undefined) => boolean | Promise<boolean>;
+  /** Hears of each agent command a view of this connection is told of (see `notifications/conch/command`). */
+  onAgentCommand?: (command: AgentCommandStart) => void;
 }
+
+/** What a view is told of an agent's command as it starts. */
+export type AgentCommandStart = Parameters<NonNullable<TerminalWatcher['onCommand']>>[0];
 
 /** The refusal of a person's method on the relay. */
 function refuseOnRelay(method: string): never {
@@ -198,7 +203,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
   server.setRequestHandler(AttachRequestSchema, async (request) => {
     if (connection.isRelay()) refuseOnRelay(ATTACH_METHODS.attach);
     const id = randomUUID();
-    const { session_id, cols, rows, take_over, client_pid } = request.params;
+    const { session_id, cols, rows, take_over, read_only, client_pid } = request.params;
     const send = boundedSender(connection, (bytes) => {
       void attachment
         .screen()
@@ -211,14 +216,17 @@ export function serveAttach(server: Server, service: ConchService, connection: A
         )
         .catch(() => {});
     });
-    const attachment: TerminalAttachment = service.attachTerminal(
+    const attachment: TerminalAttachment = await service.attachTerminal(
       session_id,
       {
         onOutput: (bytes) =>
           send(bytes.length, () =>
             notify(ATTACH_METHODS.output, { attach_id: id, data: Buffer.from(bytes).toString('base64') }),
           ),
-        onCommand: (command) => notify(ATTACH_METHODS.command, { attach_id: id, ...command }),
+        onCommand: (command) => {
+          connection.onAgentCommand?.(command);
+          notify(ATTACH_METHODS.command, { attach_id: id, ...command });
+        },
         onClose: () => {
           views.delete(id);
           notify(ATTACH_METHODS.closed, { attach_id: id });
@@ -226,7 +234,11 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       },
       {
         takeOver: take_over === true,
+        watchOnly: read_only === true,
         ...(client_pid === undefined ? {} : { clientPid: client_pid }),
+        ...(connection.fromConchTerminal === undefined
+          ? {}
+          : { fromConchTerminal: await connection.fromConchTerminal(client_pid) }),
       },
     );
     views.set(id, attachment);
@@ -237,7 +249,14 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       input: attachment.input,
       ...(attachment.readOnlyReason === undefined ? {} : { read_only_reason: attachment.readOnlyReason }),
       screen: screen?.rows ?? [],
-      ...(screen === undefined ? {} : { cursor: screen.cursor, alt_screen: screen.alt_screen }),
+      ...(screen === undefined
+        ? {}
+        : {
+            cursor: screen.cursor,
+            alt_screen: screen.alt_screen,
+            cols: screen.cols,
+            rows: screen.rows_count,
+          }),
     };
   });
   server.setRequestHandler(InputRequestSchema, async (request) => {

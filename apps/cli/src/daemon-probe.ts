@@ -4,6 +4,7 @@
  * with the whole server, is in daemon.ts).
  */
 
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { type DaemonIdentity, StatusResultSchema } from './daemon-methods.js';
@@ -68,13 +69,17 @@ export function readDaemonPid(paths: DaemonPaths): number | undefined {
   }
 }
 
-/** True when `pid` is a live process running a conch daemon (`… daemon run`), as /proc tells. */
+/** True when `pid` is a live process running a conch daemon (`… daemon run`), as `ps` tells (any POSIX host). */
 export function isDaemonProcess(pid: number): boolean {
   try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    const at = argv.indexOf('daemon');
-    return at >= 0 && argv[at + 1] === 'run';
+    const args = execFileSync('ps', ['-o', 'args=', '-p', String(pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    });
+    return / daemon run( |$)/m.test(args.trim());
   } catch {
+    // No such process (ps exits 1), or no ps.
     return false;
   }
 }

@@ -31,6 +31,7 @@ import {
   ConfigError,
   createConchService,
   createLogger,
+  defaultGuards,
   type Logger,
   type ResolvedConfig,
   resolveConfig,
@@ -40,6 +41,9 @@ import { RelayNotificationSchema, StatusRequestSchema } from './daemon-methods.j
 import { previousDaemon, socketAnswers } from './daemon-probe.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { CLI_VERSION } from './version.js';
+import { WebDoor } from './web/door.js';
+import { SupervisionFeed } from './web/feed.js';
+import type { WebPolicy } from './web/protocol.js';
 
 /** How long a connection whose peer ended its input may run on to answer what it already asked. */
 const END_OF_INPUT_GRACE_MS = 2500;
@@ -56,17 +60,22 @@ export interface DaemonOptions {
   viewerBacklogBytes?: number;
 }
 
-/** The inode of the socket file, or undefined when it is gone. */
-function socketInode(path: string): number | undefined {
+/**
+ * The inode of the socket file, or undefined when it is gone. Read as a bigint stat on purpose: Node's
+ * `realpathSync` (which module resolution uses) reads the shared array of the last non-bigint stat, and
+ * after a stat of a socket it stops resolving symlinks (nodejs/node#51142), so a later `import()` in the
+ * daemon would load a package from its pnpm symlink and fail to find the package's own dependencies.
+ */
+function socketInode(path: string): bigint | undefined {
   try {
-    return statSync(path).ino;
+    return statSync(path, { bigint: true }).ino;
   } catch {
     return undefined;
   }
 }
 
 /** Removes this daemon's own files: the socket when it is still ours, the pid file when it names us. */
-function removeOwnFiles(paths: DaemonPaths, inode: number | undefined): void {
+function removeOwnFiles(paths: DaemonPaths, inode: bigint | undefined): void {
   try {
     if (inode !== undefined && socketInode(paths.socket) === inode) unlinkSync(paths.socket);
   } catch {
@@ -79,6 +88,17 @@ function removeOwnFiles(paths: DaemonPaths, inode: number | undefined): void {
   }
 }
 
+/** The command policy as the web page shows it. */
+function webPolicy(config: ResolvedConfig, active: boolean): WebPolicy {
+  const text = (rule: string | object) => (typeof rule === 'string' ? rule : JSON.stringify(rule));
+  return {
+    active,
+    allow: config.policy.allow.map(text),
+    deny: config.policy.deny.map(text),
+    ...(config.auditLog === undefined ? {} : { audit_log: config.auditLog }),
+  };
+}
+
 /** Serves one connection: an MCP server over the shared service, plus the daemon-only methods. */
 function serveConnection(
   socket: Socket,
@@ -89,6 +109,8 @@ function serveConnection(
     tools: readonly ToolRegistrar[];
     identity: () => Record<string, unknown>;
     viewerBacklogBytes: number | undefined;
+    feed: SupervisionFeed;
+    web: WebDoor;
   },
 ): void {
   const { service, config, logger } = context;
@@ -107,8 +129,11 @@ function serveConnection(
   const detachAll = serveAttach(conch.server.server, service, {
     backlogBytes: () => transport.backlogBytes,
     isRelay: () => relay,
+    onAgentCommand: (command) => context.feed.noteCommand(command),
     ...(context.viewerBacklogBytes === undefined ? {} : { maxBacklogBytes: context.viewerBacklogBytes }),
   });
+  // `conch web`: the page of every session, served by this daemon on request.
+  context.web.register(conch.server.server, () => relay);
   socket.on('close', detachAll);
   // The peer ended its input: what it asked before still gets its answers, then the connection ends.
   socket.on('end', () => {
@@ -151,8 +176,15 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
   }
   if (existsSync(paths.stoppedFile)) unlinkSync(paths.stoppedFile);
   if (previous) logger.info('replacing an earlier daemon', { how: previous });
-  // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine.
-  const service = await createConchService(config, logger, { previousSessionsGone: previous !== undefined });
+  // Reaps what a dead daemon (or any dead conch server) left running, then assembles the engine. The feed
+  // keeps what the engine decides (as the audit log gets it) for the web page, from the start on.
+  const feed = new SupervisionFeed();
+  const guards = defaultGuards(config);
+  const audit = feed.auditSink(guards.audit);
+  const service = await createConchService(config, logger, {
+    previousSessionsGone: previous !== undefined,
+    guards: { ...guards, audit },
+  });
   const tools: ToolRegistrar[] = [sshTools(), delegateTools(), ...(options.extraTools ?? [])];
   const startedAt = new Date().toISOString();
   const identity = () => ({
@@ -160,6 +192,15 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
     socket: paths.socket,
     started_at: startedAt,
     version: CLI_VERSION,
+  });
+  const web = new WebDoor({
+    service,
+    feed,
+    audit,
+    policy: webPolicy(config, guards.policy?.active === true),
+    daemon: () => ({ pid: process.pid, version: CLI_VERSION, started_at: startedAt }),
+    logger,
+    ...(options.viewerBacklogBytes === undefined ? {} : { viewerBacklogBytes: options.viewerBacklogBytes }),
   });
   const connections = new Set<Socket>();
   const server: Server = createServer({ allowHalfOpen: true }, (socket) => {
@@ -172,6 +213,8 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       tools,
       identity,
       viewerBacklogBytes: options.viewerBacklogBytes,
+      feed,
+      web,
     });
   });
 
@@ -200,6 +243,7 @@ export async function runDaemon(options: DaemonOptions = {}): Promise<number> {
       const force = setTimeout(() => resolveExit(0), SHUTDOWN_DEADLINE_MS);
       server.close();
       for (const socket of connections) socket.destroy();
+      void web.close();
       // Every process killed (SIGKILL after the service's short shutdown grace), spill files removed;
       // OpenCode stops alongside.
       service.close().finally(() => {

@@ -11,17 +11,28 @@
  * the cap is refused (413) as soon as it passes it, without being kept; beyond the connection cap the
  * oldest connection that is not in the middle of a request is closed to make room (so half-open
  * connections cannot starve the server of file descriptors), and a connection must send its request
- * headers, and then its whole request, promptly.
+ * headers, and then its whole request, promptly. The Host, Origin, token and connection guards are
+ * http-guards.ts, shared with the web page (`conch web`).
  */
 
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
 import { createConchService, createLogger, type ResolvedConfig } from '@conch/service';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  allowedHosts as allowedHostsFor,
+  bearerMatches,
+  guardConnections,
+  hostOrOriginRefusal,
+  parseListen,
+  refuse,
+  urlHost,
+} from './http-guards.js';
 import { HTTP_DEFAULTS, type HttpLimits } from './http-limits.js';
+
+export { parseListen };
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -35,32 +46,6 @@ export interface HttpOptions {
   limits?: Partial<HttpLimits>;
   /** Called once listening, with the URL (tests read it from stderr). */
   onListening?: (url: string) => void;
-}
-
-/** Parses `HOST:PORT`, `[V6]:PORT` or `PORT`; throws a message naming the value. */
-export function parseListen(value: string): { host: string; port: number } {
-  const match = /^(?:(\[[^\]]+\]|[^:]+):)?(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (!match || port > 65535) {
-    throw new Error(`--http expects HOST:PORT or PORT (e.g. 127.0.0.1:7777), got ${JSON.stringify(value)}.`);
-  }
-  return { host: (match[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), port };
-}
-
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const given = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? '';
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function refuse(res: ServerResponse, status: number, message: string): void {
-  if (res.headersSent) return;
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    ...(status === 401 ? { 'www-authenticate': 'Bearer' } : {}),
-  });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message }, id: null }));
 }
 
 /** A body over the cap (see {@link readJson}). */
@@ -155,16 +140,12 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
   sweeper.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (!allowedHosts.has((req.headers.host ?? '').toLowerCase())) {
-      refuse(res, 403, `Host ${JSON.stringify(req.headers.host ?? '')} is not served here.`);
+    const refusal = hostOrOriginRefusal(req.headers, allowedHosts);
+    if (refusal !== undefined) {
+      refuse(res, 403, refusal);
       return;
     }
-    const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHosts.has(origin.replace(/^https?:\/\//, '').toLowerCase())) {
-      refuse(res, 403, `Origin ${JSON.stringify(origin)} is not allowed.`);
-      return;
-    }
-    if (!tokenMatches(req.headers.authorization, token)) {
+    if (!bearerMatches(req.headers.authorization, token)) {
       refuse(res, 401, 'A bearer token is required (Authorization: Bearer TOKEN).');
       return;
     }
@@ -214,17 +195,7 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
     }
   };
 
-  /** Open connections, oldest first: whether each is in a request now, and how many it sent. */
-  const connections = new Map<Socket, { busy: boolean; requests: number }>();
   const server = createServer((req, res) => {
-    const state = connections.get(req.socket);
-    if (state) {
-      state.busy = true;
-      state.requests++;
-    }
-    res.on('close', () => {
-      if (state) state.busy = false;
-    });
     handle(req, res).catch((error: unknown) => {
       if (error instanceof BodyTooLarge) {
         refuse(res, 413, `The request body is over ${limits.maxBodyBytes} bytes (the limit).`);
@@ -235,25 +206,7 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
       refuse(res, 400, error instanceof SyntaxError ? 'The body is not JSON.' : 'Bad request.');
     });
   });
-  server.headersTimeout = limits.headersTimeoutS * 1000;
-  server.requestTimeout = limits.requestTimeoutS * 1000;
-  server.on('connection', (socket: Socket) => {
-    if (connections.size >= limits.maxConnections) {
-      // The oldest that never sent a request goes first, then the oldest idle one between requests.
-      const all = [...connections];
-      const victim =
-        all.find(([, state]) => state.requests === 0)?.[0] ?? all.find(([, state]) => !state.busy)?.[0];
-      if (victim) {
-        connections.delete(victim);
-        victim.destroy();
-      } else {
-        socket.destroy();
-        return;
-      }
-    }
-    connections.set(socket, { busy: false, requests: 0 });
-    socket.on('close', () => connections.delete(socket));
-  });
+  guardConnections(server, limits);
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -261,14 +214,8 @@ export async function serveHttp(options: HttpOptions): Promise<number> {
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
-  const hostPart = host.includes(':') ? `[${host}]` : host;
-  allowedHosts = new Set([
-    `${hostPart}:${actualPort}`,
-    `localhost:${actualPort}`,
-    `127.0.0.1:${actualPort}`,
-    `[::1]:${actualPort}`,
-  ]);
-  const url = `http://${hostPart}:${actualPort}/mcp`;
+  allowedHosts = allowedHostsFor(host, actualPort);
+  const url = `http://${urlHost(host)}:${actualPort}/mcp`;
   process.stderr.write(`conch mcp: serving MCP over Streamable HTTP at ${url}\n`);
   options.onListening?.(url);
 

@@ -495,6 +495,50 @@ export function buildProgram(setExit: (code: number) => void): Command {
     );
 
   program
+    .command('web')
+    .description(
+      "Serve a page with every session live (terminals, command timelines, the policy's decisions) and open it in your browser; take over a session from there. The daemon serves it on 127.0.0.1; the link carries its token.",
+    )
+    .option(
+      '--http <host:port>',
+      'serve it here (a bare port binds 127.0.0.1; default: 127.0.0.1, a free port)',
+    )
+    .addOption(
+      new Option(
+        '--token <token>',
+        'refused: a token on the command line is readable by every local user (use --token-file)',
+      ).hideHelp(),
+    )
+    .option('--token-file <file>', 'require this token (its first line) instead of a generated one')
+    .option('--no-open', 'only print the link, do not open a browser')
+    .option('--stop', 'stop serving the page')
+    .action((options: { http?: string; token?: string; tokenFile?: string; open: boolean; stop?: boolean }) =>
+      run(async () => {
+        if (options.token !== undefined) {
+          throw usage(
+            '--token would put the token in the arguments of the process, which every local user can read (/proc/PID/cmdline). Put it in a file (--token-file FILE), or give none and a token is generated.',
+          );
+        }
+        if (options.http !== undefined) {
+          const { parseListen } = await import('./http-guards.js');
+          try {
+            parseListen(options.http);
+          } catch (error) {
+            throw usage((error as Error).message);
+          }
+        }
+        const token = options.tokenFile === undefined ? undefined : readToken(options.tokenFile);
+        const { serveWebPage } = await import('./web-command.js');
+        return serveWebPage({
+          ...(options.http === undefined ? {} : { listen: options.http }),
+          ...(token === undefined ? {} : { token }),
+          open: options.open,
+          ...(options.stop ? { stop: true } : {}),
+        });
+      })(),
+    );
+
+  program
     .command('check')
     .description('Show what the command policy decides for a command line, without running it.')
     .argument('<command...>', 'the command line')

@@ -5,21 +5,31 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import type { CliHome } from './harness.js';
+import { type CliHome, isRunning } from './harness.js';
 
-/** The names of the processes started under `home`'s daemon (their environment carries its CONCH_HOME). */
-export function programsOfHome(home: CliHome): string[] {
-  const marker = `CONCH_HOME=${home.env.CONCH_HOME}\0`;
-  const names: string[] = [];
+/** The pids of the live processes (zombies aside) whose `/proc/PID/FILE` holds `text`. */
+export function liveProcessesWhose(file: 'cmdline' | 'environ', text: string): number[] {
+  const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (!readFileSync(`/proc/${entry}/environ`, 'latin1').includes(marker)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
-      names.push(readFileSync(`/proc/${entry}/comm`, 'latin1').trim());
+      if (readFileSync(`/proc/${entry}/${file}`, 'latin1').includes(text) && isRunning(Number(entry)))
+        pids.push(Number(entry));
     } catch {
       // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** The names of the processes started under `home`'s daemon (their environment carries its CONCH_HOME). */
+export function programsOfHome(home: CliHome): string[] {
+  const names: string[] = [];
+  for (const pid of liveProcessesWhose('environ', `CONCH_HOME=${home.env.CONCH_HOME}\0`)) {
+    try {
+      names.push(readFileSync(`/proc/${pid}/comm`, 'latin1').trim());
+    } catch {
+      // gone
     }
   }
   return names;

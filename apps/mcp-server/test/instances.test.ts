@@ -2,14 +2,15 @@
  * Server instances on one machine, over the built binary: a server started inside another server's session
  * (it inherits that server's owner tag) keeps its shells and commands when a third server starts and
  * reaps orphans; a SIGKILLed server's private directories (environment snapshot, spill logs) are removed by
- * the next start, and only those whose instance is gone.
+ * the next start, and only those whose instance is gone, and so are the processes it left (found by its
+ * owner tag, with the process facts in use: `/proc`, or `ps` with CONCH_PROCESS_FACTS=ps).
  */
 
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
-import { processEnvValue } from '@conch/node/testing';
+import { pidsWithEnv, processEnvValue, processTree } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
 import { BIN, type CommandResult, descendants, isAlive, startServer } from './harness.js';
 
@@ -114,5 +115,47 @@ describe('a SIGKILLed server leaves no private files', () => {
     }
     // Servers that end normally leave nothing either.
     expect(conchDirs(parent)).toEqual([]);
+  });
+});
+
+describe('a SIGKILLed server leaves no processes', () => {
+  test("the next start reaps the daemons its commands left (setsid, double fork), and spares a live server's", async () => {
+    const live = await startServer();
+    const victim = await startServer();
+    try {
+      const daemon = await live.exec("setsid sh -c 'sleep 431 &'; echo live-daemon");
+      expect(daemon.output).toContain('live-daemon');
+      const left = await victim.exec("setsid sh -c 'sleep 432 &'; (sleep 433 &); echo started", {
+        background: true,
+      });
+      await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', left.command_id).length >= 2, {
+        what: 'the escaped sleeps',
+      });
+      const owner = processEnvValue(processTree(victim.pid)[1]!, 'CONCH_OWNER');
+      const liveOwner = processEnvValue(processTree(live.pid)[1]!, 'CONCH_OWNER');
+      expect(owner).toBeDefined();
+      const escaped = pidsWithEnv('CONCH_COMMAND_ID', left.command_id);
+      process.kill(victim.pid, 'SIGKILL');
+      await waitFor(() => !isAlive(victim.pid), { what: 'the killed server to be gone' });
+      await victim.close().catch(() => {});
+      // The escapees outlive their server (no parent-death signal reaches them).
+      expect(escaped.some((pid) => isAlive(pid))).toBe(true);
+      const next = await startServer();
+      try {
+        await next.exec('echo next');
+        await waitFor(() => pidsWithEnv('CONCH_OWNER', owner).length === 0, {
+          what: "no process of the dead server's",
+        });
+        const spared = pidsWithEnv('CONCH_COMMAND_ID', daemon.command_id);
+        expect(spared.length).toBeGreaterThan(0);
+        expect(pidsWithEnv('CONCH_OWNER', liveOwner).length).toBeGreaterThan(0);
+        const killed = await live.ok<{ result: string }>('kill_process', { command_id: daemon.command_id });
+        expect(killed.result).toBe('killed');
+      } finally {
+        await next.close();
+      }
+    } finally {
+      await live.close();
+    }
   });
 });

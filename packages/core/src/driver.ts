@@ -36,11 +36,12 @@ export type InputWaitEvidence = 'blocked_read' | 'polling' | 'no' | 'unknown';
 
 /**
  * An escaped process: a live process carrying an ended command's id (`CONCH_COMMAND_ID`) in its
- * environment, as its host's /proc shows it; `list_processes` lists them as the command's `escaped_pids`.
+ * environment, as its host's process facts show it; `list_processes` lists them as the command's
+ * `escaped_pids`.
  */
 export interface EscapedProcess {
   pid: number;
-  /** The state letter of /proc/PID/stat (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
+  /** Its state letter (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
   state: string;
 }
 
@@ -51,8 +52,8 @@ export interface EscapedScan {
   /**
    * The live children of the terminal's own process that still run its program (same command name): a
    * shell's subshells and its forks that have not executed a program yet. A session shell exports a
-   * command's id after it started, so /proc shows the id only in programs it executes: a job it has just
-   * forked is invisible until it does.
+   * command's id after it started, so the host shows the id only in programs it executes: a job it has
+   * just forked is invisible until it does.
    */
   forks: EscapedProcess[];
 }

@@ -118,6 +118,7 @@ const PACKAGES: Record<string, Pin> = {
       '@conch/service',
       '@modelcontextprotocol/sdk',
       'commander',
+      'ws',
       'zod',
     ],
     layer: 5,

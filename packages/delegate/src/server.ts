@@ -10,7 +10,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { ConchError, ErrorCode } from '@conch/core';
-import { isEndedState, listPids, readProcStat } from '@conch/node';
+import { isEndedState } from '@conch/core/host';
+import { processFacts } from '@conch/node';
 import type { OpencodeClient } from '@opencode-ai/sdk/v2';
 import { findOpencode, OPENCODE_INSTALL_HINT } from './locate.js';
 
@@ -227,28 +228,11 @@ async function stopGuard(child: ChildProcess, graceMs = 1500): Promise<void> {
   send(-pgid, 'SIGKILL');
   child.stdin?.destroy();
   const until = Date.now() + graceMs;
-  while (processGroupAlive(pgid) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  while ((await processGroupAlive(pgid)) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
 }
 
-/**
- * True while a process of group `pgid` is alive. On Linux it reads /proc and ignores zombies (an exited
- * process not yet reaped by its parent); elsewhere it asks the kernel with signal 0.
- */
-export function processGroupAlive(pgid: number): boolean {
-  let pids: number[];
-  try {
-    pids = listPids();
-  } catch {
-    try {
-      process.kill(-pgid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  }
-  for (const pid of pids) {
-    const stat = readProcStat(pid);
-    if (stat !== undefined && !isEndedState(stat.state) && stat.pgrp === pgid) return true;
-  }
-  return false;
+/** True while a live process (not a zombie) of group `pgid` is on this host, from its process facts. */
+export async function processGroupAlive(pgid: number): Promise<boolean> {
+  const table = await processFacts().processes();
+  return table.some((p) => p.pgid === pgid && !isEndedState(p.state));
 }

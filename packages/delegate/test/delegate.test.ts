@@ -24,7 +24,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const pgid = delegator ? (await delegator.ensureServer()).pgid : undefined;
   await delegator?.close();
-  if (pgid !== undefined) expect(processGroupAlive(pgid)).toBe(false);
+  if (pgid !== undefined) expect(await processGroupAlive(pgid)).toBe(false);
   await model?.close();
   env?.cleanup();
 });
@@ -49,9 +49,9 @@ describe('availability', () => {
     const server = await own.ensureServer();
     expect(await own.ensureServer()).toBe(server);
     expect(server.pgid).toBeDefined();
-    expect(processGroupAlive(server.pgid as number)).toBe(true);
+    expect(await processGroupAlive(server.pgid as number)).toBe(true);
     await own.close();
-    expect(processGroupAlive(server.pgid as number)).toBe(false);
+    expect(await processGroupAlive(server.pgid as number)).toBe(false);
   }, 60_000);
 });
 

@@ -1,8 +1,8 @@
 /**
  * @conch/node — Node.js implementations of the core's host interfaces, shared by the local and SSH
- * drivers and the faces: the private spill-file store (`SpillStore`), the `@xterm/headless` screen
- * renderer (`ScreenRenderer`), the one reader of `/proc/PID/stat`, the identity of a server instance, and
- * home-path expansion.
+ * drivers and the faces: the host's process facts (`ProcessFacts`: `/proc` or `ps`), the private spill-file
+ * store (`SpillStore`), the `@xterm/headless` screen renderer (`ScreenRenderer`), the identity of a server
+ * instance, and home-path expansion.
  */
 
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
@@ -20,18 +20,29 @@ export {
 } from './file-spill-store.js';
 /** Expands a leading `~`/`~/` in a user-given path to the home directory. */
 export { expandHomePath } from './home-path.js';
-/** The fields of `/proc/PID/stat` conch uses. */
-export type { ProcStat } from './proc-stat.js';
-/** The one reader of `/proc/PID/stat` and the pid list; process liveness. */
-export { isEndedState, isProcessAlive, listPids, readProcStat } from './proc-stat.js';
+/** The Linux process facts (`/proc`). */
+export { ProcProcessFacts } from './process-facts/proc-facts.js';
+/** The portable process facts (`ps`, `lsof`). */
+export { PsProcessFacts } from './process-facts/ps-facts.js';
+/** The choice between them (`CONCH_PROCESS_FACTS`), and this host's process facts. */
+export {
+  chooseProcessFactsKind,
+  createProcessFacts,
+  PROCESS_FACTS_CHOICES,
+  PROCESS_FACTS_ENV,
+  processFacts,
+  processFactsOverride,
+} from './process-facts/select-facts.js';
 /** A server instance (pid and start time), as owner of processes and private directories. */
 export type { ServerInstance } from './server-instance.js';
 /** Instance identity, liveness and the marker of private directories; removal of dead instances' dirs. */
 export {
   currentInstance,
+  formatStartTime,
   INSTANCE_MARKER,
   isInstanceAlive,
   markInstanceDir,
+  parseStartTimeField,
   processStartTime,
   readInstanceMarker,
   removeDeadInstanceDirs,

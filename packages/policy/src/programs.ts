@@ -40,7 +40,7 @@ const INTERPRETERS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * True when `argv0` (a program name or path, as found in `/proc/PID/cmdline` or `ps`; a login shell's
+ * True when `argv0` (a program name or path, as found in a process's command line; a login shell's
  * leading `-` is ignored) runs commands typed at it: a shell of the one list, or a program that relays typed
  * text to one (`script`, `tmux`, `screen`, `ssh`, `su` …). Text typed into such a foreground program is
  * checked with the policy like `execute`.

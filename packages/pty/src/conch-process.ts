@@ -4,11 +4,10 @@
  * terminal from an agent's command (e.g. `conch attach --take-over` under a policy).
  */
 
-import { readProcStat } from '@conch/node';
+import { processFacts } from '@conch/node';
 import { OWNER_ENV } from './local-driver.js';
-import { readEnvVar } from './proc-fs.js';
 
-/** Most ancestors looked at (a guard against a cycle in a racing /proc read). */
+/** Most ancestors looked at (a guard against a cycle in a racing read of the process table). */
 const MAX_DEPTH = 256;
 
 /**
@@ -16,14 +15,15 @@ const MAX_DEPTH = 256;
  * the owner tag). False for a process outside conch's terminals; true too when `pid` does not exist (a
  * claim that cannot be checked is not trusted).
  */
-export function runsUnderConch(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || readProcStat(pid) === undefined) return true;
-  let current = pid;
-  for (let depth = 0; depth < MAX_DEPTH && current > 1; depth++) {
-    if (readEnvVar(current, OWNER_ENV) !== undefined) return true;
-    const stat = readProcStat(current);
-    if (stat === undefined) return false;
-    current = stat.ppid;
+export async function runsUnderConch(pid: number): Promise<boolean> {
+  const facts = processFacts();
+  if (!Number.isInteger(pid) || pid <= 0 || (await facts.process(pid)) === undefined) return true;
+  const table = new Map((await facts.processes()).map((p) => [p.pid, p]));
+  const chain: number[] = [];
+  for (let current = pid; chain.length < MAX_DEPTH && current > 1 && table.has(current); ) {
+    chain.push(current);
+    current = table.get(current)!.ppid;
   }
-  return false;
+  const markers = await facts.markers([OWNER_ENV], chain);
+  return chain.some((p) => markers.get(p)?.has(OWNER_ENV) === true);
 }

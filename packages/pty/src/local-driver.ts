@@ -28,7 +28,14 @@ import {
   type TerminalProcess,
 } from '@conch/core';
 import { OWNER_MARKER } from '@conch/core/host';
-import { currentInstance, markInstanceDir, readProcStat, type ServerInstance } from '@conch/node';
+import {
+  currentInstance,
+  formatStartTime,
+  markInstanceDir,
+  parseStartTimeField,
+  processFacts,
+  type ServerInstance,
+} from '@conch/node';
 import nodePty from 'node-pty';
 import { findExecutable } from './find-executable.js';
 import { PtyProcess } from './pty-process.js';
@@ -56,18 +63,25 @@ export interface LocalDriver extends Driver {
 }
 
 /**
- * The owner tag for this server instance: `conch-<pid>-<start time>-<random>` (the start time tells this
- * instance from a later process with the same pid; see {@link ownerOfTag}).
+ * The owner tag for this server instance: `conch-<pid>-s<start time>-<random>` (the start time, in seconds
+ * since the epoch, tells this instance from a later process with the same pid; see {@link ownerOfTag}).
  */
 export function defaultOwnerTag(): string {
   const me = currentInstance();
-  return `conch-${me.pid}-${me.startTime}-${Math.random().toString(36).slice(2, 10)}`;
+  return `conch-${me.pid}-${formatStartTime(me.startTime)}-${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** The server instance an owner tag names, or undefined for a tag in another format. */
+/**
+ * The server instance an owner tag names, or undefined for a tag that is not conch's. Tags of older servers
+ * (`conch-<pid>-<clock ticks>-<random>`, `conch-<pid>-<random>`) name their pid without a start time.
+ */
 export function ownerOfTag(tag: string): ServerInstance | undefined {
-  const match = /^conch-(\d+)-(\d+)-[a-z0-9]+$/.exec(tag);
-  return match ? { pid: Number(match[1]), startTime: Number(match[2]) } : undefined;
+  const match = /^conch-(\d+)-(?:([a-z0-9]+)-)?[a-z0-9]+$/.exec(tag);
+  if (!match) return undefined;
+  return {
+    pid: Number(match[1]),
+    startTime: match[2] === undefined ? undefined : parseStartTimeField(match[2]),
+  };
 }
 
 /** Finds `setpriv` (util-linux) to give shells a parent-death signal, if present. */
@@ -271,7 +285,7 @@ async function findSandboxedProgram(
       },
     );
   }
-  const parent = readProcStat(program)?.ppid;
+  const parent = (await processFacts().process(program))?.ppid;
   proc.setProgramPid(program, parent === undefined || depth === 1 ? [terminalPid] : [terminalPid, parent]);
   return program;
 }

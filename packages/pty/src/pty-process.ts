@@ -14,10 +14,9 @@ import {
   type KillReport,
   TerminalProcessBase,
 } from '@conch/core';
-import { readProcStat } from '@conch/node';
+import { foregroundGroupOf, type ProcessFacts } from '@conch/core/host';
+import { processFacts } from '@conch/node';
 import type { IPty } from 'node-pty';
-import { foregroundGroupNames } from './foreground.js';
-import { localInputWaitFacts } from './proc-fs.js';
 import { findEscaped, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
@@ -152,6 +151,8 @@ export class PtyProcess extends TerminalProcessBase {
   private readonly onDisposed: () => void;
   private readonly owner: string;
   private readonly drain: DrainGuard;
+  /** The host's process facts (`/proc` or `ps`), chosen at start. */
+  private readonly facts: ProcessFacts = processFacts();
 
   constructor(pty: IPty, owner: string, onDisposed: () => void) {
     super(REAL_CLOCK);
@@ -244,13 +245,15 @@ export class PtyProcess extends TerminalProcessBase {
   }
 
   override signal(signal: string): void {
-    const group = this.foregroundGroup() ?? this.pid;
-    if (group === undefined) return;
-    try {
-      process.kill(-group, signal as NodeJS.Signals);
-    } catch {
-      // gone
-    }
+    void this.foregroundGroup().then((group) => {
+      const target = group ?? this.pid;
+      if (target === undefined) return;
+      try {
+        process.kill(-target, signal as NodeJS.Signals);
+      } catch {
+        // gone
+      }
+    });
   }
 
   override kill(options: {
@@ -262,6 +265,7 @@ export class PtyProcess extends TerminalProcessBase {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(
+      this.facts,
       {
         roots: [pid],
         groups: [pid],
@@ -277,6 +281,7 @@ export class PtyProcess extends TerminalProcessBase {
   killEscaped(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
     const shell = this.pid;
     return killTree(
+      this.facts,
       {
         roots: [],
         groups: [],
@@ -290,14 +295,15 @@ export class PtyProcess extends TerminalProcessBase {
   }
 
   async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
-    return findEscaped(commandIds, this.owner, this.pid);
+    return findEscaped(this.facts, commandIds, this.owner, this.pid);
   }
 
-  killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+  async killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
     const shell = this.pid;
-    const fg = this.foregroundGroup();
+    const fg = await this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];
-    return killTree(
+    const report = await killTree(
+      this.facts,
       {
         roots: [],
         groups,
@@ -307,12 +313,13 @@ export class PtyProcess extends TerminalProcessBase {
       },
       options.signal,
       options.graceMs,
-    ).then((report) => this.interruptBuiltinJob(report));
+    );
+    return this.interruptBuiltinJob(report);
   }
 
   async inputWaitEvidence(): Promise<InputWaitEvidence> {
     if (this.hasExited || this.pid === undefined) return 'no';
-    const facts = localInputWaitFacts(this.pid, this.ptsName);
+    const facts = await this.facts.inputWait(this.pid, this.ptsName);
     if (facts.members && this.supervisors.length > 0) {
       // In a sandbox: bubblewrap polls the terminal's fds while it waits for the program, but it is no
       // reader of the terminal; and the terminal is bound at /dev/console there (so /dev/tty opens as that).
@@ -338,27 +345,27 @@ export class PtyProcess extends TerminalProcessBase {
 
   async foregroundPrograms(): Promise<string[] | undefined> {
     if (this.hasExited || this.pid === undefined) return undefined;
-    return foregroundGroupNames(this.pid);
+    const foreground = foregroundGroupOf(this.pid, await this.facts.processes());
+    return foreground && this.facts.programNames(foreground.members.map((p) => p.pid));
   }
 
   async foregroundIsOwn(): Promise<boolean | undefined> {
     if (this.hasExited || this.pid === undefined) return undefined;
-    const group = this.foregroundGroup();
+    const group = await this.foregroundGroup();
     // node-pty makes its child a session leader: its process group is its pid.
     return group === undefined ? undefined : group === this.pid;
   }
 
   async foregroundProgram(): Promise<string | undefined> {
-    const group = this.foregroundGroup();
+    const group = await this.foregroundGroup();
     if (group === undefined || group === this.pid || group === this.terminalPid) return undefined;
-    return readProcStat(group)?.comm;
+    return (await this.facts.process(group))?.comm;
   }
 
   /** The terminal's foreground process group, from the kernel. */
-  private foregroundGroup(): number | undefined {
+  private async foregroundGroup(): Promise<number | undefined> {
     if (this.pid === undefined) return undefined;
-    const stat = readProcStat(this.pid);
-    return stat && stat.tpgid > 0 ? stat.tpgid : undefined;
+    return (await this.facts.process(this.pid))?.tpgid;
   }
 
   protected override disposeResources(): void {

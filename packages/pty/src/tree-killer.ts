@@ -1,13 +1,19 @@
 /**
  * Kills process trees the way docs/sessions.md asks: the process group, every descendant, and escaped
- * descendants (double forks, setsid) found by the `CONCH_COMMAND_ID` in their environment;
- * SIGKILL after a grace period; survivors reported.
+ * descendants (double forks, setsid) found by the `CONCH_COMMAND_ID` marker in their environment;
+ * SIGKILL after a grace period; survivors reported. Every fact comes from the host's process facts
+ * (`/proc` or `ps`).
  */
 
 import type { EscapedProcess, EscapedScan, KillReport } from '@conch/core';
-import { COMMAND_MARKER, OWNER_MARKER, SESSION_MARKER } from '@conch/core/host';
-import { isProcessAlive } from '@conch/node';
-import { descendantsOf, readEnvVar, snapshotProcesses } from './proc-fs.js';
+import {
+  COMMAND_MARKER,
+  descendantsOf,
+  isEndedState,
+  OWNER_MARKER,
+  type ProcessFacts,
+  SESSION_MARKER,
+} from '@conch/core/host';
 
 /** What to kill. */
 export interface KillTargets {
@@ -29,35 +35,33 @@ export interface KillTargets {
 }
 
 /** Finds every live PID the targets cover. */
-export function collectTargets(targets: KillTargets): number[] {
-  const all = snapshotProcesses();
+export async function collectTargets(facts: ProcessFacts, targets: KillTargets): Promise<number[]> {
+  const table = await facts.processes();
   const found = new Set<number>();
+  const present = new Set(table.map((p) => p.pid));
   for (const root of targets.roots) {
-    if (all.has(root)) found.add(root);
-    for (const pid of descendantsOf(root, all)) found.add(pid);
+    if (present.has(root)) found.add(root);
+    for (const pid of descendantsOf(root, table)) found.add(pid);
   }
-  for (const stat of all.values()) {
-    if (targets.groups.includes(stat.pgrp)) found.add(stat.pid);
-  }
+  for (const p of table) if (targets.groups.includes(p.pgid)) found.add(p.pid);
   if (targets.commandId !== undefined || targets.sessionId !== undefined) {
-    for (const pid of all.keys()) {
+    const markers = await facts.markers([OWNER_MARKER, COMMAND_MARKER, SESSION_MARKER]);
+    for (const [pid, values] of markers) {
       if (pid === process.pid) continue;
       const carriesId =
-        (targets.owner === undefined || readEnvVar(pid, OWNER_MARKER) === targets.owner) &&
-        ((targets.commandId !== undefined && readEnvVar(pid, COMMAND_MARKER) === targets.commandId) ||
-          (targets.sessionId !== undefined && readEnvVar(pid, SESSION_MARKER) === targets.sessionId));
+        (targets.owner === undefined || values.get(OWNER_MARKER) === targets.owner) &&
+        ((targets.commandId !== undefined && values.get(COMMAND_MARKER) === targets.commandId) ||
+          (targets.sessionId !== undefined && values.get(SESSION_MARKER) === targets.sessionId));
       if (carriesId) {
         found.add(pid);
-        for (const d of descendantsOf(pid, all)) found.add(d);
+        for (const d of descendantsOf(pid, table)) found.add(d);
       }
     }
   }
   for (const pid of targets.spare ?? []) found.delete(pid);
   found.delete(process.pid);
-  return [...found].filter((pid) => {
-    const stat = all.get(pid);
-    return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
-  });
+  const live = new Set(table.filter((p) => !isEndedState(p.state)).map((p) => p.pid));
+  return [...found].filter((pid) => live.has(pid));
 }
 
 /**
@@ -65,21 +69,28 @@ export function collectTargets(targets: KillTargets): number[] {
  * each of `commandIds` that has any, and the forks of `terminal` (the terminal's own process, which never
  * counts as escaped): its live children with its command name.
  */
-export function findEscaped(commandIds: readonly string[], owner: string, terminal?: number): EscapedScan {
+export async function findEscaped(
+  facts: ProcessFacts,
+  commandIds: readonly string[],
+  owner: string,
+  terminal?: number,
+): Promise<EscapedScan> {
   const wanted = new Set(commandIds);
   const found = new Map<string, EscapedProcess[]>();
   const forks: EscapedProcess[] = [];
   if (wanted.size === 0) return { escaped: found, forks };
-  const all = snapshotProcesses();
-  const shell = terminal === undefined ? undefined : all.get(terminal);
-  for (const stat of all.values()) {
-    if (stat.pid === process.pid || stat.pid === terminal || stat.state === 'Z' || stat.state === 'X')
-      continue;
-    if (shell && stat.ppid === shell.pid && stat.comm === shell.comm)
-      forks.push({ pid: stat.pid, state: stat.state });
-    const id = readEnvVar(stat.pid, COMMAND_MARKER);
-    if (id === undefined || !wanted.has(id) || readEnvVar(stat.pid, OWNER_MARKER) !== owner) continue;
-    const escaped = { pid: stat.pid, state: stat.state };
+  const [table, markers] = await Promise.all([
+    facts.processes(),
+    facts.markers([COMMAND_MARKER, OWNER_MARKER]),
+  ]);
+  const shell = terminal === undefined ? undefined : table.find((p) => p.pid === terminal);
+  for (const p of table) {
+    if (p.pid === process.pid || p.pid === terminal || isEndedState(p.state)) continue;
+    if (shell && p.ppid === shell.pid && p.comm === shell.comm) forks.push({ pid: p.pid, state: p.state });
+    const values = markers.get(p.pid);
+    const id = values?.get(COMMAND_MARKER);
+    if (id === undefined || !wanted.has(id) || values?.get(OWNER_MARKER) !== owner) continue;
+    const escaped = { pid: p.pid, state: p.state };
     const list = found.get(id);
     if (list) list.push(escaped);
     else found.set(id, [escaped]);
@@ -95,12 +106,12 @@ function send(pid: number, signal: NodeJS.Signals | number): void {
   }
 }
 
-async function waitGone(pids: number[], ms: number): Promise<number[]> {
+async function waitGone(facts: ProcessFacts, pids: number[], ms: number): Promise<number[]> {
   const deadline = Date.now() + ms;
-  let alive = pids.filter(isProcessAlive);
+  let alive = await facts.alive(pids);
   while (alive.length > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
-    alive = alive.filter(isProcessAlive);
+    alive = await facts.alive(alive);
   }
   return alive;
 }
@@ -109,8 +120,13 @@ async function waitGone(pids: number[], ms: number): Promise<number[]> {
  * Signals every target, waits `graceMs` for them to go, then SIGKILLs what is left (found afresh, so
  * children forked meanwhile die too) and reports survivors.
  */
-export async function killTree(targets: KillTargets, signal: string, graceMs: number): Promise<KillReport> {
-  const first = collectTargets(targets);
+export async function killTree(
+  facts: ProcessFacts,
+  targets: KillTargets,
+  signal: string,
+  graceMs: number,
+): Promise<KillReport> {
+  const first = await collectTargets(facts, targets);
   if (first.length === 0) return { result: 'already_exited', survivors: [] };
   const sig = signal as NodeJS.Signals;
   for (const group of targets.groups)
@@ -118,14 +134,14 @@ export async function killTree(targets: KillTargets, signal: string, graceMs: nu
   for (const pid of first) send(pid, sig);
   // Stopped processes cannot act on a catchable signal until continued.
   if (signal !== 'SIGKILL') for (const pid of first) send(pid, 'SIGCONT');
-  let alive = await waitGone(first, graceMs);
-  const again = collectTargets(targets);
+  let alive = await waitGone(facts, first, graceMs);
+  const again = await collectTargets(facts, targets);
   const rest = [...new Set([...alive, ...again])];
   if (rest.length > 0) {
     for (const group of targets.groups)
       if (group > 1 && !(targets.spare ?? []).includes(group)) send(-group, 'SIGKILL');
     for (const pid of rest) send(pid, 'SIGKILL');
-    alive = await waitGone(rest, 2000);
+    alive = await waitGone(facts, rest, 2000);
   }
   return alive.length === 0
     ? { result: 'killed', survivors: [] }

@@ -22,7 +22,7 @@ afterEach(async () => {
 
 describe('runsUnderConch', () => {
   it('is false for a process outside conch, true for one carrying the owner tag and for its descendants', async () => {
-    expect(runsUnderConch(process.pid)).toBe(false);
+    expect(await runsUnderConch(process.pid)).toBe(false);
     const marker = `probe-${process.pid}-${Date.now()}`;
     markers.push(marker);
     // A "conch terminal": a shell with the owner tag, whose child drops the tag from its own environment.
@@ -32,20 +32,20 @@ describe('runsUnderConch', () => {
     });
     started.push(shell);
     const child = await waitFor(() => pidsWithEnv('MARK', marker)[0], { what: 'the untagged child' });
-    expect(runsUnderConch(shell.pid!)).toBe(true);
-    expect(runsUnderConch(child)).toBe(true);
+    expect(await runsUnderConch(shell.pid!)).toBe(true);
+    expect(await runsUnderConch(child)).toBe(true);
 
     const outside = spawn('/bin/sh', ['-c', 'sleep 60'], {
       stdio: 'ignore',
       env: { PATH: process.env.PATH },
     });
     started.push(outside);
-    expect(runsUnderConch(outside.pid!)).toBe(false);
+    expect(await runsUnderConch(outside.pid!)).toBe(false);
   });
 
-  it('does not trust a pid it cannot check', () => {
-    expect(runsUnderConch(0)).toBe(true);
-    expect(runsUnderConch(-5)).toBe(true);
-    expect(runsUnderConch(2 ** 31 - 2)).toBe(true);
+  it('does not trust a pid it cannot check', async () => {
+    expect(await runsUnderConch(0)).toBe(true);
+    expect(await runsUnderConch(-5)).toBe(true);
+    expect(await runsUnderConch(2 ** 31 - 2)).toBe(true);
   });
 });

@@ -1,9 +1,10 @@
 import { homedir } from 'node:os';
 import { resolveSandboxRules, type SandboxRules } from '@conch/core';
 import { describeDriverConformance } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { createXtermScreen, FileSpillStore, processFacts } from '@conch/node';
 import { countWithCommandId } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
+import { expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
 /**
@@ -41,3 +42,7 @@ for (const [name, sandbox] of [
     denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
   });
 }
+
+it('reads process facts the way CONCH_PROCESS_FACTS says (ps when forced, else /proc here)', () => {
+  expect(processFacts().kind).toBe(process.env.CONCH_PROCESS_FACTS === 'ps' ? 'ps' : 'proc');
+});

@@ -97,8 +97,17 @@ export interface ConchServiceOptions {
 export interface AttachOptions {
   /** The person explicitly asked to type into the session (`conch attach --take-over`). */
   takeOver?: boolean;
+  /**
+   * The person only watches (the web page until they take over): keystrokes are refused, policy or not.
+   */
+  watchOnly?: boolean;
   /** The attaching program's pid, as its connection reports it (absent: unknown). */
   clientPid?: number;
+  /**
+   * Whether the client runs inside a terminal conch manages, when the face knows (the web page's clients
+   * are people's browsers); otherwise found from `clientPid` ({@link ConchService.clientInConchTerminal}).
+   */
+  fromConchTerminal?: boolean;
 }
 
 /** `create_local` parameters: the engine's, with the sandbox as a caller asks for it. */
@@ -292,16 +301,27 @@ export class ConchService {
    * process as its connection reports it: one inside a terminal conch manages is an agent, whose take-over
    * the engine refuses under a policy, and so is a client that does not say which process it is.
    */
-  attachTerminal(
+  async attachTerminal(
     sessionId: string,
     viewer: TerminalWatcher,
     request: AttachOptions = {},
-  ): TerminalAttachment {
-    const fromConchTerminal = request.clientPid === undefined || runsUnderConch(request.clientPid);
+  ): Promise<TerminalAttachment> {
+    const fromConchTerminal =
+      request.fromConchTerminal ?? (await this.clientInConchTerminal(request.clientPid));
     return this.#manager.attachTerminal(sessionId, viewer, {
       takeOver: request.takeOver === true,
+      watchOnly: request.watchOnly === true,
       fromConchTerminal,
     });
+  }
+
+  /**
+   * Whether a person's client runs inside a terminal conch manages (an agent's command), from the pid it
+   * says it has, by the host's process facts. A client that does not say which process it is could be
+   * anything, and counts as inside.
+   */
+  async clientInConchTerminal(clientPid: number | undefined): Promise<boolean> {
+    return clientPid === undefined || (await runsUnderConch(clientPid));
   }
 
   /**

@@ -20,7 +20,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ConchError, ErrorCode, PARAMETER_RULES } from '@conch/core';
 import { CONNECT_PROBE, parseConnectProbe, shCommand } from '@conch/core/host';
-import { expandHomePath } from '@conch/node';
+import { expandHomePath, processFactsOverride } from '@conch/node';
 import type { Client, ClientChannel } from 'ssh2';
 import { authPlan } from './auth-plan.js';
 import { Deadline } from './deadline.js';
@@ -149,6 +149,8 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       'Give a host name, an address, or an alias from ~/.ssh/config.',
     );
   }
+  // CONCH_PROCESS_FACTS=ps forces the portable process facts on the far host too (checked before connecting).
+  const factsOverride = processFactsOverride();
   const policy = options.hostKeyPolicy ?? 'ask';
   if (!HOST_KEY_POLICIES.includes(policy)) {
     throw invalidArgument(
@@ -383,7 +385,7 @@ export async function connectSsh(options: ConnectSshOptions): Promise<SshConnect
       privateDir,
       loginShell: probe.loginShell,
       bashPath: probe.bashPath,
-      processFacts: probe.facts,
+      processFacts: factsOverride ?? probe.facts,
       reconnect,
       ...(reconnect
         ? {}

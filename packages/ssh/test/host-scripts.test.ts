@@ -4,6 +4,7 @@
  */
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { rmSync, statSync } from 'node:fs';
+import { decideInputWait } from '@conch/core';
 import {
   CONNECT_PROBE,
   ESCAPED_SCRIPT,
@@ -102,34 +103,74 @@ describe('host scripts', () => {
       startupScript({ nonce: 'n', file: 'x', args: [], cwd: undefined, env: { 'BAD-NAME': '1' } }),
     ).toThrow();
   });
+});
+
+/** A python helper that runs a program on a new pseudo-terminal, prints its pid, and drains the terminal. */
+const ON_A_TERMINAL = `
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+print(pid, flush=True)
+try:
+    while os.read(fd, 4096):
+        pass
+except OSError:
+    pass
+os.waitpid(pid, 0)
+`;
+
+/** Starts `argv` on a terminal of its own; resolves with its pid (the terminal's session leader). */
+async function onATerminal(argv: string[]): Promise<{ pid: number; stop: () => Promise<void> }> {
+  const helper = spawn('python3', ['-c', ON_A_TERMINAL, ...argv], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const exited = new Promise((resolve) => helper.once('exit', resolve));
+  const pid = await new Promise<number>((resolve) => {
+    let out = '';
+    helper.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) resolve(Number(out.trim()));
+    });
+  });
+  return {
+    pid,
+    stop: async () => {
+      killTree(helper.pid!);
+      await exited;
+    },
+  };
+}
+
+describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
+  const id = `c_scripttest_${facts}`;
+  const escaped = `c_escapedtest_${facts}`;
 
   it('kill a whole tree, including a double-forked escaped process found by its command id', async () => {
     // Under the test reaper, so that the killed orphans are reaped (PID 1 in a container may not reap).
     const script = 'sleep 300 & (setsid sleep 301 &); sleep 302';
     const child = spawn(
       'python3',
-      ['-c', REAPER, '/usr/bin/env', 'CONCH_COMMAND_ID=c_scripttest', '/usr/bin/setsid', 'sh', '-c', script],
+      ['-c', REAPER, '/usr/bin/env', `CONCH_COMMAND_ID=${id}`, '/usr/bin/setsid', 'sh', '-c', script],
       { stdio: 'ignore' },
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const ready = () => processTree(child.pid!).length === 5 && countWithCommandId('c_scripttest') === 4;
+      const ready = () => processTree(child.pid!).length === 5 && countWithCommandId(id) === 4;
       await waitFor(ready, { what: 'the tree and its escaped process' }).catch(() => undefined);
       expect(ready()).toBe(true);
       // The session leader (sh) is the reaper's child; the escaped process was re-parented to the reaper.
       const root = processTree(child.pid!)[1]!;
-      const scripts = new HostScripts(runHere, 'proc');
+      const scripts = new HostScripts(runHere, facts);
       const kill = () =>
         scripts.kill({
           mode: 'tree',
           signal: 'TERM',
           graceMs: 1000,
           root,
-          markers: ['CONCH_COMMAND_ID=c_scripttest'],
+          markers: [`CONCH_COMMAND_ID=${id}`],
         });
       expect(await kill()).toEqual({ result: 'killed', survivors: [] });
       expect(isAlive(root)).toBe(false);
-      expect(countWithCommandId('c_scripttest')).toBe(0);
+      expect(countWithCommandId(id)).toBe(0);
       // The reaper exits once its orphans are reaped.
       await exited;
       expect(await kill()).toEqual({ result: 'already_exited', survivors: [] });
@@ -140,27 +181,72 @@ describe('host scripts', () => {
 
   it("list the processes carrying a command id with their states, and the terminal's forks", async () => {
     // A shell (the "terminal's process") with a subshell of its own and a program carrying a command id.
-    const script = '(sleep 304; :) & CONCH_COMMAND_ID=c_markedtest sleep 303 & wait';
+    const script = `(sleep 304; :) & CONCH_COMMAND_ID=${escaped} sleep 303 & wait`;
     const child = spawn('sh', ['-c', script], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const scripts = new HostScripts(runHere, 'proc');
-      const report = () => scripts.escapedProcesses(child.pid, ['c_markedtest', 'c_nothing']);
+      const scripts = new HostScripts(runHere, facts);
+      const report = () => scripts.escapedProcesses(child.pid, [escaped, 'c_nothing']);
       const settled = async () => {
         const r = await report();
-        return r.escaped.get('c_markedtest')?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
+        return r.escaped.get(escaped)?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
       };
       await waitFor(settled, { what: 'the processes to settle' }).catch(() => undefined);
       const seen = await settled();
       expect(seen?.escaped.size).toBe(1);
-      expect(seen?.escaped.get('c_markedtest')).toHaveLength(1);
+      expect(seen?.escaped.get(escaped)).toHaveLength(1);
       expect(seen?.forks).toHaveLength(1);
       expect(processTree(child.pid!)).toEqual(
-        expect.arrayContaining([seen?.forks[0]?.pid, seen?.escaped.get('c_markedtest')?.[0]?.pid]),
+        expect.arrayContaining([seen?.forks[0]?.pid, seen?.escaped.get(escaped)?.[0]?.pid]),
       );
     } finally {
       killTree(child.pid!);
       await exited;
+    }
+  });
+
+  it("probe the terminal's foreground group: a blocked read, its programs' names, and the kind of facts", async () => {
+    const scripts = new HostScripts(runHere, facts);
+    const reader = await onATerminal([
+      'bash',
+      '--norc',
+      '--noprofile',
+      '-c',
+      'exec -a notabash bash --norc --noprofile -c "read x; :"',
+    ]);
+    try {
+      const report = await waitFor(
+        async () => {
+          const r = await scripts.probe(reader.pid);
+          return decideInputWait(r.facts) === 'blocked_read' ? r : undefined;
+        },
+        { what: 'the reader blocked reading its terminal' },
+      ).catch(() => scripts.probe(reader.pid));
+      expect(report.factsKind).toBe(facts);
+      expect(decideInputWait(report.facts)).toBe('blocked_read');
+      expect(report.fg).toBe(reader.pid);
+      expect(report.names).toEqual(expect.arrayContaining(['bash', 'notabash']));
+    } finally {
+      await reader.stop();
+    }
+    const sleeper = await onATerminal(['sleep', '300']);
+    try {
+      const report = await waitFor(
+        async () => {
+          const r = await scripts.probe(sleeper.pid);
+          return r.names?.[0] === 'sleep' ? r : undefined;
+        },
+        { what: 'sleep in the foreground' },
+      ).catch(() => scripts.probe(sleeper.pid));
+      expect(decideInputWait(report.facts)).toBe('no');
+      // The foreground signal reaches it.
+      await scripts.signalForeground(sleeper.pid, 'term');
+      await waitFor(() => !isAlive(sleeper.pid), { what: 'the signalled sleep to end' }).catch(
+        () => undefined,
+      );
+      expect(isAlive(sleeper.pid)).toBe(false);
+    } finally {
+      await sleeper.stop();
     }
   });
 });

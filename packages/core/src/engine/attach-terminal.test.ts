@@ -128,6 +128,29 @@ describe('SessionManager.attachTerminal', () => {
     expect(JSON.stringify(audit)).not.toContain('ls\\r');
   });
 
+  it('a watch-only view refuses keystrokes and counts as a viewer who does not type, policy or not', async () => {
+    for (const policy of [undefined, allowAll]) {
+      const { clock, driver, manager } = setup(policy ? { policy } : {});
+      await settled(clock, manager.execute({ command: 'true' }));
+      const shell = driver.shells[0]!;
+      const before = shell.written.length;
+      const view = viewer();
+      const watching = manager.attachTerminal('default', view.watcher, { watchOnly: true, takeOver: true });
+      expect(watching.input).toBe(false);
+      expect(watching.readOnlyReason).toMatch(/watch only/);
+      await expect(watching.write('ls\r')).rejects.toMatchObject({ code: 'POLICY_DENIED' });
+      expect(shell.written.length).toBe(before);
+      expect(manager.getSession('default').sharing.typists).toBe(0);
+      expect(manager.listSessions()[0]?.attached).toEqual({ viewers: 1, holds_terminal: false });
+      const r = await settled(clock, manager.execute({ command: 'echo watched' }));
+      expect(r).toMatchObject({ status: 'completed', output: 'watched' });
+      expect(r.isolated).toBeUndefined();
+      expect(view.seen()).toContain('watched');
+      watching.detach();
+      expect(manager.listSessions()[0]?.attached).toBeUndefined();
+    }
+  });
+
   it('without a policy a view from anywhere types', async () => {
     const { clock, manager } = setup();
     await settled(clock, manager.execute({ command: 'true' }));

@@ -4,7 +4,7 @@
  * of forks under way when the command ended — `setsid` forking a child and exiting, `sh -c 'daemon &'`
  * forking the daemon and exiting — can be missed (the parent exits after the pid list, its child was forked
  * after it) or caught half-way (the parent that is about to exit is listed too); and a job the session
- * shell has just forked carries no command id /proc can see until it executes a program. So the host is
+ * shell has just forked carries no command id the host can see until it executes a program. So the host is
  * scanned again until two scans in a row find the same processes, none of them is running or in an
  * uninterruptible wait (a fork or an exec under way), and no fork of the terminal's own process is
  * running — for at most {@link ESCAPED_SETTLE_MS}. What a command left running is then listed every time,

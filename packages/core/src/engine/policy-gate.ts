@@ -28,8 +28,13 @@ export interface AttachRequest {
   /** The person explicitly asked to type into the session (`conch attach --take-over`). */
   takeOver?: boolean;
   /**
+   * The person only watches (the web page until they take over): keystrokes are refused, and the view is
+   * counted among the viewers but not among those who may type. Overrides `takeOver`.
+   */
+  watchOnly?: boolean;
+  /**
    * The attaching program runs inside a terminal conch itself manages (an agent's command), as found by
-   * the face (e.g. from /proc). Under a policy such a client may only watch.
+   * the face (e.g. from the host's process facts). Under a policy such a client may only watch.
    */
   fromConchTerminal?: boolean;
 }
@@ -288,9 +293,12 @@ export class PolicyGate {
    * Whether a person attaching to a session may type into it. Keystrokes typed this way are not checked
    * by the policy (a person at a terminal is not the agent), so under a policy the view is read-only
    * unless `takeOver` is asked for, and `takeOver` is refused (`POLICY_DENIED`) from inside a terminal
-   * conch manages, where the typist would be an agent. A take-over is recorded in the audit log.
+   * conch manages, where the typist would be an agent. A take-over is recorded in the audit log. A view
+   * opened to watch only (`watchOnly`) is read-only, policy or not.
    */
   attachAccess(sessionId: string, request: AttachRequest): AttachAccess {
+    if (request.watchOnly)
+      return { input: false, readOnlyReason: 'opened to watch only; take over to type into the session' };
     if (!this.active) return { input: true, readOnlyReason: undefined };
     if (request.takeOver && request.fromConchTerminal) {
       const reason =

@@ -7,7 +7,7 @@
 
 import type { EscapedScan, KillReport } from '../driver.js';
 import { COMMAND_MARKER, markerEntry } from './markers.js';
-import type { ProcessFactsKind } from './process-facts.js';
+import { LSOF_SOCKET_TYPES, type ProcessFactsKind } from './process-facts.js';
 import { type ProbeReport, parseEscapedReport, parseKillReport, parseProbeReport } from './reports.js';
 import { ESCAPED_SCRIPT, KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT } from './scripts.js';
 import { normalizeSignal } from './signals.js';
@@ -79,7 +79,7 @@ export class HostScripts {
 
   /** The facts about the foreground group of `terminal`'s terminal, with {@link PROBE_SCRIPT}. */
   async probe(terminal: number): Promise<ProbeReport> {
-    const out = await this.run(PROBE_SCRIPT, [this.facts, String(terminal)], {
+    const out = await this.run(PROBE_SCRIPT, [this.facts, String(terminal), LSOF_SOCKET_TYPES], {
       purpose: 'probe',
       timeoutMs: 5000,
     });

@@ -2,7 +2,7 @@
  * `@conch/core/host`: the building blocks every driver shares, pure like the rest of the core. The
  * environment markers conch tags processes with, the one rule for environment variable names, the signal
  * normaliser, the POSIX-sh scripts a driver runs on a host it reaches through a channel (SSH, a container
- * exec) with the readers of their reports, and the names of the process-facts implementations. See
+ * exec) with the readers of their reports, and the process-facts interface every driver reads through. See
  * docs/drivers.md.
  */
 
@@ -17,8 +17,17 @@ export {
 } from './host-scripts.js';
 /** The environment markers of conch's processes. */
 export { COMMAND_MARKER, markerEntry, OWNER_MARKER, SESSION_MARKER } from './markers.js';
-/** How a host's process facts are read. */
-export type { ProcessFactsKind } from './process-facts.js';
+/** The one interface to a host's process facts, and the pure rules over a process table. */
+export {
+  descendantsOf,
+  foregroundGroupOf,
+  type HostProcess,
+  isEndedState,
+  isTerminalPath,
+  LSOF_SOCKET_TYPES,
+  type ProcessFacts,
+  type ProcessFactsKind,
+} from './process-facts.js';
 /** Readers of the host scripts' reports. */
 export {
   type ConnectProbe,

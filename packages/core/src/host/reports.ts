@@ -106,8 +106,8 @@ export interface ProbeReport {
 
 /**
  * Reads {@link PROBE_SCRIPT}'s report (one fact per line): `facts KIND`, `arch M`, `tty PATH`,
- * `ttynr DEVICE`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE [TTY_NR]`,
- * `name PID NAME`, `wchan PID VALUE`, `syscall PID TEXT…`, `fd PID N TARGET`.
+ * `ttynr DEVICE`, `fg GROUP ROOTGROUP`, `comm NAME`, `proc PID STATE [TTY_NR|- [TTY_PATH]]`,
+ * `name PID NAME`, `wchan PID VALUE`, `syscall PID TEXT…`, `fd PID N TARGET`, `sockets PID yes|no`.
  */
 export function parseProbeReport(text: string): ProbeReport {
   let factsKind: ProcessFactsKind | undefined;
@@ -157,6 +157,7 @@ export function parseProbeReport(text: string): ProbeReport {
           syscall: undefined,
           terminalFds: new Map(),
         };
+        if (more[1]) sample.tty = more[1];
         members.set(Number(a), sample);
         break;
       }
@@ -181,6 +182,11 @@ export function parseProbeReport(text: string): ProbeReport {
       case 'fd': {
         const m = member(a);
         if (m) m.terminalFds.set(Number(b), more.join(' '));
+        break;
+      }
+      case 'sockets': {
+        const m = member(a);
+        if (m && (b === 'yes' || b === 'no')) m.sockets = b === 'yes';
         break;
       }
     }

@@ -91,3 +91,41 @@ describe('decideInputWait', () => {
     expect(decide(undefined)).toBe('unknown');
   });
 });
+
+describe('decideInputWait from portable facts (ps, lsof: no system call, no tty_nr)', () => {
+  const portable = (over: Partial<ProcSample>): ProcSample =>
+    sample({ ttyNr: undefined, tty: TTY, syscall: undefined, ...over });
+  const decidePortable = (members: ProcSample[]) =>
+    decideInputWait({ arch: 'x64', terminal: TTY, terminalDevice: undefined, members });
+
+  it("a terminal read wait is a blocked read: Linux's, and the BSDs' and macOS's ttyin", () => {
+    expect(decidePortable([portable({ wchan: 'n_tty_read' })])).toBe('blocked_read');
+    expect(decidePortable([portable({ wchan: 'ttyin' })])).toBe('blocked_read');
+    expect(decidePortable([portable({ wchan: 'wait_woken', sockets: false })])).toBe('blocked_read');
+  });
+
+  it('wait_woken with a socket open is no evidence either way (a socket read sleeps there too)', () => {
+    expect(decidePortable([portable({ wchan: 'wait_woken', sockets: true })])).toBe('unknown');
+    // With the system call known, the socket does not matter: the call says which fd it reads.
+    expect(decide([sample({ wchan: 'wait_woken', syscall: '0 0x0 0x1 0x2', sockets: true })])).toBe(
+      'blocked_read',
+    );
+  });
+
+  it('a poll with the terminal open is polling, /dev/tty counting when its controlling terminal is this one', () => {
+    expect(decidePortable([portable({ wchan: 'select', terminalFds: new Map([[0, TTY]]) })])).toBe('polling');
+    expect(decidePortable([portable({ wchan: 'kqread', terminalFds: new Map([[3, '/dev/tty']]) })])).toBe(
+      'polling',
+    );
+    expect(
+      decidePortable([
+        portable({ wchan: 'select', tty: '/dev/pts/9', terminalFds: new Map([[3, '/dev/tty']]) }),
+      ]),
+    ).toBe('no');
+  });
+
+  it("a sleeper whose wait channel ps shows as '-' is unknown; a running one is not", () => {
+    expect(decidePortable([portable({ wchan: '-' })])).toBe('unknown');
+    expect(decidePortable([portable({ wchan: '-', state: 'R' })])).toBe('no');
+  });
+});

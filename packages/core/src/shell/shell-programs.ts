@@ -49,7 +49,7 @@ export const COMMAND_READERS: ReadonlySet<string> = new Set([
   'newgrp',
 ]);
 
-/** The base name of a program as found in `/proc` (`-bash` for a login shell, `/usr/bin/zsh`, `zsh-5.9`). */
+/** The base name of a program as a host's process table names it (`-bash` for a login shell, `/usr/bin/zsh`, `zsh-5.9`). */
 export function programBaseName(argv0: string): string {
   let name = argv0.trim();
   if (name.startsWith('-')) name = name.slice(1);

@@ -4,8 +4,8 @@
  * `CONCH_COMMAND_ID` and `CONCH_OWNER`). Zombies count as gone.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { COMMAND_MARKER } from '@conch/core/host';
-import { isProcessAlive, type ProcStat, readProcStat } from '../proc-stat.js';
+import { COMMAND_MARKER, isEndedState } from '@conch/core/host';
+import { type ProcStat, readProcStat } from '../process-facts/proc-facts.js';
 
 /** Every live (non-zombie) process as pid → parent pid. */
 export function processTable(): Map<number, number> {
@@ -28,7 +28,10 @@ export function processStat(pid: number): ProcessStat | undefined {
 }
 
 /** True while a process with this pid exists and is not a zombie. */
-export const isAlive: (pid: number) => boolean = isProcessAlive;
+export function isAlive(pid: number): boolean {
+  const stat = readProcStat(pid);
+  return stat !== undefined && !isEndedState(stat.state);
+}
 
 /** The live descendants of `root` (without it). */
 export function descendants(root: number): number[] {

@@ -22,8 +22,12 @@ export interface ReliabilityCounts {
 /** The repository's `.reliability` directory (this file is `packages/node/{src,dist}/testing/…`). */
 export const RELIABILITY_DIR = join(dirname(fileURLToPath(import.meta.url)), '../../../../.reliability');
 
-/** Writes `<repo>/.reliability/<suite>.json` with `counts`. */
+/**
+ * Writes `<repo>/.reliability/<suite>.json` with `counts` (`<suite>.ps.json` in the test command's second
+ * pass, with CONCH_PROCESS_FACTS=ps, so that both passes count).
+ */
 export function writeReliabilityReport(suite: string, counts: ReliabilityCounts): void {
   mkdirSync(RELIABILITY_DIR, { recursive: true });
-  writeFileSync(join(RELIABILITY_DIR, `${suite}.json`), `${JSON.stringify(counts)}\n`);
+  const pass = process.env.CONCH_PROCESS_FACTS === 'ps' ? '.ps' : '';
+  writeFileSync(join(RELIABILITY_DIR, `${suite}${pass}.json`), `${JSON.stringify(counts)}\n`);
 }

@@ -9,10 +9,10 @@
  * locateProgram} finds it. Nothing conch does relies on a pid the shell reports (`$$` is 2 inside).
  */
 
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { SandboxLaunch } from '@conch/core';
-import { isProcessAlive, listPids, readProcStat } from '@conch/node';
+import { processFacts } from '@conch/node';
 import { findExecutable } from '../find-executable.js';
 import { sandboxTools } from './availability.js';
 import { bwrapCommandLine, joinCommandLine, sandboxEnvironment } from './bwrap-args.js';
@@ -75,7 +75,7 @@ export class SandboxLauncher {
       const target = join ? box.shell : undefined;
       const nsenter = target === undefined ? undefined : findExecutable('nsenter');
       const setpriv = target === undefined ? undefined : findExecutable('setpriv');
-      if (target !== undefined && isProcessAlive(target) && nsenter && setpriv) {
+      if (target !== undefined && (await processFacts().alive([target])).length > 0 && nsenter && setpriv) {
         // The working directory as the sandbox sees it (the shell's root), else its root.
         const wd = existsSync(`/proc/${target}/root${cwd}`) ? cwd : '/';
         const joined = joinCommandLine({ nsenter, setpriv, target, cwd: wd, program, args });
@@ -138,17 +138,9 @@ export class SandboxLauncher {
   }
 }
 
-/** The children of `pid` (from /proc; a scan of every process where the kernel has no children file). */
-function childrenOf(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-      .trim()
-      .split(/\s+/)
-      .filter((s) => s !== '')
-      .map(Number);
-  } catch {
-    return listPids().filter((p) => readProcStat(p)?.ppid === pid);
-  }
+/** The children of `pid`, from the host's process facts. */
+async function childrenOf(pid: number): Promise<number[]> {
+  return (await processFacts().processes()).filter((p) => p.ppid === pid).map((p) => p.pid);
 }
 
 /**
@@ -166,8 +158,8 @@ export async function locateProgram(
   const deadline = Date.now() + limitMs;
   let wait = 0;
   while (!gone() && Date.now() < deadline) {
-    for (const first of childrenOf(terminalPid)) {
-      const program = depth === 1 ? first : childrenOf(first)[0];
+    for (const first of await childrenOf(terminalPid)) {
+      const program = depth === 1 ? first : (await childrenOf(first))[0];
       if (program !== undefined) return program;
     }
     await new Promise((resolve) => setTimeout(resolve, wait));
