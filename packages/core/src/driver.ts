@@ -58,6 +58,28 @@ export interface EscapedScan {
   forks: EscapedProcess[];
 }
 
+/** What {@link TerminalProcess.kill} kills: its whole tree, and the processes carrying either id. */
+export interface TreeKillOptions {
+  /** Sent first (a name such as `SIGTERM`). */
+  signal: string;
+  /** How long to wait after `signal` before SIGKILL. */
+  graceMs: number;
+  /** Also the processes carrying `CONCH_COMMAND_ID=commandId`, and their descendants. */
+  commandId?: string;
+  /** Also the processes carrying `CONCH_SESSION_ID=sessionId`, and their descendants. */
+  sessionId?: string;
+}
+
+/** What {@link TerminalProcess.killJob} and {@link TerminalProcess.killEscaped} kill: one command's processes. */
+export interface CommandKillOptions {
+  /** Sent first (a name such as `SIGTERM`). */
+  signal: string;
+  /** How long to wait after `signal` before SIGKILL. */
+  graceMs: number;
+  /** The command whose processes (carrying `CONCH_COMMAND_ID=commandId`) are killed. */
+  commandId: string;
+}
+
 /** A process running on a pseudo-terminal: a session shell or an isolated/background command. */
 export interface TerminalProcess {
   /** OS process id on its host, when known. */
@@ -81,24 +103,19 @@ export interface TerminalProcess {
    * can see them). Sends `signal`,
    * waits up to `graceMs`, then SIGKILL; reaps; reports survivors.
    */
-  kill(options: {
-    signal: string;
-    graceMs: number;
-    commandId?: string;
-    sessionId?: string;
-  }): Promise<KillReport>;
+  kill(options: TreeKillOptions): Promise<KillReport>;
   /**
    * Kills one foreground job of this shell without killing the shell: every process carrying
    * `CONCH_COMMAND_ID=commandId` and the terminal's foreground process group when it is not the shell's.
    * Absent where the host cannot find them; the core then sends Ctrl+C instead.
    */
-  killJob?(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport>;
+  killJob?(options: CommandKillOptions): Promise<KillReport>;
   /**
    * Kills only the processes carrying `CONCH_COMMAND_ID=commandId` in their environment, and their
    * descendants: what a command left running after it ended (a `setsid` daemon, a `&` job). Never the
    * terminal's own process. Absent where the host cannot find processes by their environment.
    */
-  killEscaped?(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport>;
+  killEscaped?(options: CommandKillOptions): Promise<KillReport>;
   /**
    * One scan of the host for what commands left running after they ended: the live processes carrying
    * `CONCH_COMMAND_ID=<id>` in their environment for each of `commandIds` (never the terminal's own

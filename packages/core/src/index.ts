@@ -63,6 +63,7 @@ export { AltScreenWatch } from './output/alt-screen-watch.js';
 
 /** The driver interface (versioned: `specificationVersion: 1`). */
 export type {
+  CommandKillOptions,
   Disposable,
   Driver,
   DriverKind,
@@ -81,6 +82,7 @@ export type {
   SpillSink,
   SpillStore,
   TerminalProcess,
+  TreeKillOptions,
 } from './driver.js';
 /** The one input-wait decision from /proc facts, shared by every driver (see docs/waiting.md). */
 export {

@@ -7,12 +7,14 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import {
+  type CommandKillOptions,
   createRealClock,
   decideInputWait,
   type EscapedScan,
   type InputWaitEvidence,
   type KillReport,
   TerminalProcessBase,
+  type TreeKillOptions,
 } from '@conch/core';
 import { foregroundGroupOf, type ProcessFacts } from '@conch/core/host';
 import { processFacts } from '@conch/node';
@@ -256,12 +258,7 @@ export class PtyProcess extends TerminalProcessBase {
     });
   }
 
-  override kill(options: {
-    signal: string;
-    graceMs: number;
-    commandId?: string;
-    sessionId?: string;
-  }): Promise<KillReport> {
+  override kill(options: TreeKillOptions): Promise<KillReport> {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(
@@ -278,7 +275,7 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  killEscaped(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+  killEscaped(options: CommandKillOptions): Promise<KillReport> {
     const shell = this.pid;
     return killTree(
       this.facts,
@@ -298,7 +295,7 @@ export class PtyProcess extends TerminalProcessBase {
     return findEscaped(this.facts, commandIds, this.owner, this.pid);
   }
 
-  async killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+  async killJob(options: CommandKillOptions): Promise<KillReport> {
     const shell = this.pid;
     const fg = await this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];

@@ -6,6 +6,7 @@
  */
 
 import {
+  type CommandKillOptions,
   ConchError,
   createRealClock,
   decideInputWait,
@@ -15,6 +16,7 @@ import {
   type InputWaitEvidence,
   type KillReport,
   TerminalProcessBase,
+  type TreeKillOptions,
   terminalExitedError,
 } from '@conch/core';
 import {
@@ -214,19 +216,14 @@ export class SshChannelProcess extends TerminalProcessBase {
     });
   }
 
-  override kill(options: {
-    signal: string;
-    graceMs: number;
-    commandId?: string;
-    sessionId?: string;
-  }): Promise<KillReport> {
+  override kill(options: TreeKillOptions): Promise<KillReport> {
     const markers: string[] = [];
     if (options.commandId) markers.push(markerEntry(COMMAND_MARKER, options.commandId));
     if (options.sessionId) markers.push(markerEntry(SESSION_MARKER, options.sessionId));
     return this.remoteKill('tree', options.signal, options.graceMs, markers);
   }
 
-  killEscaped(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+  killEscaped(options: CommandKillOptions): Promise<KillReport> {
     // Tree mode with no root: only the escaped processes and their descendants.
     return this.remoteKill(
       'tree',
@@ -242,7 +239,7 @@ export class SshChannelProcess extends TerminalProcessBase {
     return this.host.scripts.escapedProcesses(this.remotePid, commandIds);
   }
 
-  async killJob(options: { signal: string; graceMs: number; commandId: string }): Promise<KillReport> {
+  async killJob(options: CommandKillOptions): Promise<KillReport> {
     return this.interruptBuiltinJob(
       await this.remoteKill('job', options.signal, options.graceMs, [
         markerEntry(COMMAND_MARKER, options.commandId),
