@@ -138,7 +138,7 @@ describe('a SIGKILLed server leaves no processes', () => {
       process.kill(victim.pid, 'SIGKILL');
       await waitFor(() => !isAlive(victim.pid), { what: 'the killed server to be gone' });
       await victim.close().catch(() => {});
-      // The escapees outlive their server (no parent-death signal reaches them).
+      // The escaped processes outlive their server (no parent-death signal reaches them).
       expect(escaped.some((pid) => isAlive(pid))).toBe(true);
       const next = await startServer();
       try {
