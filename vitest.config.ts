@@ -4,6 +4,6 @@ export default defineConfig({
   resolve: { conditions: ['conch-source'] },
   ssr: { resolve: { conditions: ['conch-source'] } },
   test: {
-    projects: ['packages/*', 'apps/*'],
+    projects: ['packages/*', 'apps/*', 'scripts'],
   },
 });

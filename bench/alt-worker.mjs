@@ -10,7 +10,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pty from 'node-pty';
+import pty from '@lydell/node-pty';
 
 const BASH = '/bin/bash';
 const cwd = process.env.BENCH_CWD ?? process.cwd();

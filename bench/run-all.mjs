@@ -11,8 +11,12 @@ import { BENCH_DIR, BENCH_RUN, processesOfRun, RESULTS_FILE, saveSection, sleep 
 /** `--quick` (or CONCH_BENCH_QUICK=1): the targets only, with fewer samples and a smaller flood. */
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
 const SCRIPTS = QUICK
-  ? [['targets.mjs', 300, ['--quick']]]
+  ? [
+      ['start.mjs', 120, ['--quick']],
+      ['targets.mjs', 300, ['--quick']],
+    ]
   : [
+      ['start.mjs', 240, []],
       ['targets.mjs', 720, []],
       ['round-trip.mjs', 180, []],
       ['mcp-round-trip.mjs', 150, []],

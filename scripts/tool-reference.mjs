@@ -15,12 +15,20 @@ const { StdioClientTransport } = await import(
   fromServer('@modelcontextprotocol/sdk/dist/esm/client/stdio.js')
 );
 const { ERROR_CODES } = await import(fromServer('@conch/core/dist/index.js'));
+// delegate_task is listed only when an opencode binary is found: the development install's (a dev dependency
+// of @conch/delegate), since a user's install has none of its own.
+const { findOpencode } = await import(fromServer('@conch/delegate/dist/index.js'));
+const opencode = findOpencode();
+if (opencode === undefined) {
+  console.error('tool-reference: no opencode binary (install the workspace: npx -y pnpm@10.34.9 install)');
+  process.exit(1);
+}
 
 const target = join(root, 'docs', 'tools.md');
 const home = mkdtempSync(join(tmpdir(), 'conch-tool-reference-'));
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [join(root, 'apps', 'mcp-server', 'dist', 'bin.js')],
+  args: [join(root, 'apps', 'mcp-server', 'dist', 'bin.js'), '--opencode-bin', opencode],
   env: { ...process.env, HOME: home },
   stderr: 'ignore',
 });

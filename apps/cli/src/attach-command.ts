@@ -15,7 +15,6 @@ import {
   AttachResultSchema,
   ClosedNotificationSchema,
   CommandNotificationSchema,
-  EmptyResultSchema,
   OutputNotificationSchema,
 } from './attach-protocol.js';
 import { connectDaemon } from './daemon-client.js';
@@ -33,10 +32,9 @@ export interface AttachOptions {
   takeOver?: boolean;
 }
 
-/** The message of an error from the daemon, without the JSON-RPC prefix. */
+/** The message of an error from the daemon. */
 function messageOf(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/^MCP error -?\d+: /, '');
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** Attaches to `sessionId` until the person detaches or the shell ends; resolves with the exit code. */
@@ -78,22 +76,25 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
       atLineStart = true;
     }
   };
-  client.setNotificationHandler(OutputNotificationSchema, (notification) => {
-    const bytes = Buffer.from(notification.params.data, 'base64');
+  client.onNotification(ATTACH_METHODS.output, (raw) => {
+    const { params } = OutputNotificationSchema.parse({ method: ATTACH_METHODS.output, params: raw });
+    const bytes = Buffer.from(params.data, 'base64');
     if (attachId === undefined) early.push(bytes);
-    else if (notification.params.attach_id === attachId) show(bytes);
+    else if (params.attach_id === attachId) show(bytes);
   });
-  client.setNotificationHandler(CommandNotificationSchema, (notification) => {
-    if (notification.params.attach_id !== attachId) return;
-    if (!notification.params.isolated) {
-      echo = `${notification.params.text.replace(/\r?\n/g, '\r\n')}\r\n`;
+  client.onNotification(ATTACH_METHODS.command, (raw) => {
+    const { params } = CommandNotificationSchema.parse({ method: ATTACH_METHODS.command, params: raw });
+    if (params.attach_id !== attachId) return;
+    if (!params.isolated) {
+      echo = `${params.text.replace(/\r?\n/g, '\r\n')}\r\n`;
       return;
     }
-    headers.push(agentHeader(notification.params, stdout.columns ?? 80));
+    headers.push(agentHeader(params, stdout.columns ?? 80));
     show(Buffer.alloc(0));
   });
-  client.setNotificationHandler(ClosedNotificationSchema, (notification) => {
-    if (notification.params.attach_id !== attachId) return;
+  client.onNotification(ATTACH_METHODS.closed, (raw) => {
+    const { params } = ClosedNotificationSchema.parse({ method: ATTACH_METHODS.closed, params: raw });
+    if (params.attach_id !== attachId) return;
     why = `the shell of ${sessionId} ended`;
     finish(0);
   });
@@ -102,19 +103,15 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
     finish(1);
   };
 
-  const requestAttach = () =>
-    client.request(
-      {
-        method: ATTACH_METHODS.attach,
-        params: {
-          session_id: sessionId,
-          cols: stdout.columns,
-          rows: stdout.rows,
-          take_over: options.takeOver === true,
-          client_pid: process.pid,
-        },
-      },
-      AttachResultSchema,
+  const requestAttach = async () =>
+    AttachResultSchema.parse(
+      await client.request(ATTACH_METHODS.attach, {
+        session_id: sessionId,
+        cols: stdout.columns,
+        rows: stdout.rows,
+        take_over: options.takeOver === true,
+        client_pid: process.pid,
+      }),
     );
   let attached: Awaited<ReturnType<typeof requestAttach>>;
   try {
@@ -142,7 +139,7 @@ export async function attachSession(sessionId: string, options: AttachOptions = 
   );
 
   const send = (method: string, params: Record<string, unknown>) =>
-    client.request({ method, params: { attach_id: attachId, ...params } }, EmptyResultSchema);
+    client.request(method, { attach_id: attachId, ...params });
   let warned = false;
   const onResize = () => {
     void send(ATTACH_METHODS.resize, { cols: stdout.columns, rows: stdout.rows }).catch(() => {});

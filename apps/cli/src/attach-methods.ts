@@ -1,6 +1,7 @@
 /**
  * The method names of the daemon's live-terminal protocol (attach-protocol.ts documents each one), apart
- * from its schemas so that the web page's bundle can name them without loading zod.
+ * from its schemas: the CLI's client and the web page's bundle need only the names, and loading the
+ * schemas (zod) would slow every start.
  */
 
 /** Method names of the attach protocol. */

@@ -35,6 +35,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
 import { ATTACH_METHODS } from './attach-methods.js';
 
+/** Method names of the attach protocol (defined apart from the schemas, see attach-methods.ts). */
 export { ATTACH_METHODS };
 
 /** Bytes queued for one connection beyond which view and follow output is dropped (see the module doc). */

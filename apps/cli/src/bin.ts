@@ -1,19 +1,30 @@
 #!/usr/bin/env node
 /**
- * `conch`: the command line. See `program.ts` and docs/cli.md.
+ * `conch`: the command line. See `program.ts` and docs/cli.md. `conch --version` answers before the
+ * program (commander and the commands) is loaded: a version check should cost what starting node costs.
  */
-import { runCli } from './program.js';
+import { enableCompileCache } from '@conch/node';
+import { CLI_VERSION } from './version.js';
 
-runCli(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // Let stdout drain, then leave even if a handle (a finished daemon socket) lingers.
-    process.stdout.write('', () => process.exit(code));
-  },
-  (error: unknown) => {
-    process.stderr.write(
-      `conch: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
-    process.exit(1);
-  },
-);
+const argv = process.argv.slice(2);
+if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+  // What commander prints for the same flags.
+  process.stdout.write(`${CLI_VERSION}\n`);
+} else {
+  // The program is loaded after the compile cache is on (Node 22+), so that it is compiled once.
+  enableCompileCache();
+  const { runCli } = await import('./program.js');
+  runCli(argv).then(
+    (code) => {
+      process.exitCode = code;
+      // Let stdout drain, then leave even if a handle (a finished daemon socket) lingers.
+      process.stdout.write('', () => process.exit(code));
+    },
+    (error: unknown) => {
+      process.stderr.write(
+        `conch: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,18 +1,15 @@
 /**
  * The CLI's side of the daemon: find it (starting it on first use, recovering from a stale socket or a
- * crashed daemon), connect the MCP SDK's `Client` over the socket (through the same transport guard the
- * daemon reads with), stop it, and ask its status. Status and stop agree: both ask the daemon answering
- * on the socket who it is, and fall back to the pid file only for a daemon process that lost its socket.
+ * crashed daemon), connect an MCP client ({@link DaemonRpc}) over the socket, stop it, and ask its status.
+ * Status and stop agree: both ask the daemon answering on the socket who it is, and fall back to the pid
+ * file only for a daemon process that lost its socket.
  */
 
-import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { ConchLineTransport } from '@conch/mcp/line-transport';
 import { VOCABULARY_CAPABILITY } from '@conch/mcp/vocabulary';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
   askDaemonIdentity,
   isDaemonProcess,
@@ -20,6 +17,7 @@ import {
   readDaemonPid,
   socketAnswers,
 } from './daemon-probe.js';
+import { DaemonRpc } from './daemon-rpc.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { CLI_VOCABULARY } from './tool-call.js';
 import { askOnTty, canAskOnTty } from './tty-question.js';
@@ -72,6 +70,8 @@ export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<
   if (await socketAnswers(paths.socket)) return { started: false };
   ensurePrivateDir(paths.dir);
   const previous = previousDaemon(paths);
+  // Loaded only when a daemon must be started, not at every start of the CLI.
+  const { spawn } = await import('node:child_process');
   const log = openSync(paths.logFile, 'a', 0o600);
   let exitCode: number | null | undefined;
   try {
@@ -100,31 +100,37 @@ export async function ensureDaemon(paths: DaemonPaths = daemonPaths()): Promise<
 
 /** A connected MCP client of the daemon. */
 export interface DaemonConnection {
-  client: Client;
+  client: DaemonRpc;
   /** What connecting did to start the daemon. */
   start: DaemonStart;
   close(): Promise<void>;
 }
 
-/** Opens a raw socket to the daemon (starting it on first use). */
+/** Connects to the daemon's socket (rejects when nothing accepts connections there). */
+function connectSocket(path: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(path);
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/**
+ * Opens a raw socket to the daemon, starting it on first use. A running daemon is connected to at once,
+ * without a probe first: every connection costs the daemon an MCP server of its own.
+ */
 export async function openDaemonSocket(
   paths: DaemonPaths = daemonPaths(),
 ): Promise<{ socket: Socket; start: DaemonStart }> {
-  const start = await ensureDaemon(paths);
-  const socket = await new Promise<Socket>((resolve, reject) => {
-    const opened = connect(paths.socket);
-    opened.once('connect', () => {
-      opened.off('error', reject);
-      resolve(opened);
-    });
-    opened.once('error', reject);
-  });
-  return { socket, start };
-}
-
-/** The guarded transport of a client of the daemon, over a connected socket. */
-export function daemonTransport(socket: Socket): ConchLineTransport {
-  return new ConchLineTransport(socket, socket, { role: 'client', endStreams: true });
+  try {
+    return { socket: await connectSocket(paths.socket), start: { started: false } };
+  } catch {
+    const start = await ensureDaemon(paths);
+    return { socket: await connectSocket(paths.socket), start };
+  }
 }
 
 /** Connects an MCP client to the daemon (starting it on first use). */
@@ -133,17 +139,17 @@ export async function connectDaemon(paths: DaemonPaths = daemonPaths()): Promise
   // The CLI's words for the operations: the daemon words hints, errors and notices with them. On a
   // terminal the CLI can also answer the daemon's questions for the person (elicitation, yes/no).
   const interactive = canAskOnTty();
-  const client = new Client(
+  const client = new DaemonRpc(socket);
+  if (interactive) {
+    client.onRequest('elicitation/create', (params) => askOnTty(params as ElicitRequest['params']));
+  }
+  await client.initialize(
     { name: 'conch-cli', version: CLI_VERSION },
     {
-      capabilities: {
-        experimental: { [VOCABULARY_CAPABILITY]: CLI_VOCABULARY },
-        ...(interactive ? { elicitation: { form: {} } } : {}),
-      },
+      experimental: { [VOCABULARY_CAPABILITY]: CLI_VOCABULARY },
+      ...(interactive ? { elicitation: { form: {} } } : {}),
     },
   );
-  if (interactive) client.setRequestHandler(ElicitRequestSchema, (request) => askOnTty(request.params));
-  await client.connect(daemonTransport(socket));
   return { client, start, close: () => client.close() };
 }
 

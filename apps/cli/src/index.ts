@@ -12,7 +12,6 @@ export {
   type DaemonStart,
   type DaemonStatus,
   daemonStatus,
-  daemonTransport,
   ensureDaemon,
   openDaemonSocket,
   stopDaemon,

@@ -19,7 +19,7 @@
 import { ConchLineTransport, errorReply } from '@conch/mcp/line-transport';
 import type { CliSettings } from '@conch/service';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { daemonTransport, openDaemonSocket } from './daemon-client.js';
+import { openDaemonSocket } from './daemon-client.js';
 import { DAEMON_METHODS, isDaemonOnlyMethod } from './daemon-methods.js';
 import { daemonPaths } from './paths.js';
 
@@ -62,7 +62,8 @@ export async function relayStdioToDaemon(): Promise<number> {
   /** Opens a daemon connection, announces the relay, and replays the client's handshake to a new daemon. */
   const handshake = async (replay: boolean): Promise<ConchLineTransport> => {
     const { socket } = await openDaemonSocket();
-    const transport = daemonTransport(socket);
+    // The relay reads the daemon through the same transport guard the daemon reads with.
+    const transport = new ConchLineTransport(socket, socket, { role: 'client', endStreams: true });
     let replayed: () => void = () => {};
     const replayAnswered = new Promise<void>((resolve) => {
       replayed = resolve;

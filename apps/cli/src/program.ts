@@ -6,25 +6,22 @@
 
 import { readFileSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
+import { OPENCODE_INSTALL } from '@conch/delegate';
 import {
   addSandboxOptions,
   addServerOptions,
-  ConfigError,
   parameterOption,
-  type ResolvedConfig,
-  resolveConfig,
   sandboxFlagsFromOptions,
   sandboxRequestFromFlags,
   settingsFromOptions,
 } from '@conch/service';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError, ErrorCode as RpcErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { nonUtf8Arguments } from './argv-text.js';
-// The servers (the daemon, `conch mcp` over stdio or HTTP) are loaded by the commands that run them, so that
-// the client commands start without the MCP server, the engine's tools and their schemas.
-import { attachSession } from './attach-command.js';
+// The servers (the daemon, `conch mcp` over stdio or HTTP), `conch attach`, `conch web` and the configuration
+// are loaded by the commands that use them, so that the client commands start without the MCP server, the
+// engine, zod and their schemas (see scripts/bundle-bins.mjs).
 import { connectDaemon, type DaemonStart, daemonStatus, ensureDaemon, stopDaemon } from './daemon-client.js';
+import { ConnectionClosedError, type DaemonRpc } from './daemon-rpc.js';
 import { HTTP_DEFAULTS } from './http-limits.js';
 import { daemonPaths } from './paths.js';
 import {
@@ -63,7 +60,7 @@ function sayRestart(start: DaemonStart): void {
 
 /** True for the error of a call whose daemon connection closed while it waited. */
 function connectionClosed(error: unknown): boolean {
-  return error instanceof McpError && error.code === RpcErrorCode.ConnectionClosed;
+  return error instanceof ConnectionClosedError;
 }
 
 /** A parser of a whole number ≥ 1 for `flag`. */
@@ -106,7 +103,7 @@ function integer(value: string): number {
  */
 async function withDaemon(
   json: boolean,
-  work: (call: Caller, client: Client) => Promise<number>,
+  work: (call: Caller, client: DaemonRpc) => Promise<number>,
 ): Promise<number> {
   const connection = await connectDaemon();
   sayRestart(connection.start);
@@ -491,7 +488,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'type into the session even under a command policy (keystrokes are not checked by it)',
     )
     .action((session: string, options: { takeOver?: boolean }) =>
-      run(() => attachSession(session, { takeOver: options.takeOver === true }))(),
+      run(async () =>
+        (await import('./attach-command.js')).attachSession(session, { takeOver: options.takeOver === true }),
+      )(),
     );
 
   program
@@ -575,7 +574,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command('delegate')
     .description(
-      'Hand a whole coding task to OpenCode and wait for its result (needs an opencode binary on PATH or bundled).',
+      'Hand a whole coding task to OpenCode and wait for its result (needs OpenCode: an opencode binary on PATH when the daemon starts).',
     )
     .argument('<task...>', 'what OpenCode should do')
     .option('--dir <dir>', 'the working directory of the task (default: the current directory)')
@@ -586,7 +585,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--json', 'print the result as JSON')
     .action((words: string[], options) =>
       run(() =>
-        withDaemon(options.json === true, async (call) => {
+        withDaemon(options.json === true, async (call, client) => {
+          // The daemon offers delegate_task only when it found OpenCode at its start.
+          const { tools } = await client.request<{ tools: Array<{ name: string }> }>('tools/list');
+          if (!tools.some((tool) => tool.name === 'delegate_task')) {
+            throw new ConchCliError(
+              {
+                code: 'DELEGATE_UNAVAILABLE',
+                message: `delegation needs OpenCode, which the daemon did not find: install it (${OPENCODE_INSTALL}), then restart the daemon (conch daemon stop).`,
+              },
+              undefined,
+            );
+          }
           const result = await call<{
             status: string;
             session_id?: string;
@@ -708,14 +718,18 @@ export function buildProgram(setExit: (code: number) => void): Command {
           return (await import('./mcp-command.js')).relayStdioToDaemon();
         }
         if (http) {
-          const { parseListen, serveHttp } = await import('./http-server.js');
+          // The HTTP door and the configuration load with this command, not at start-up.
+          const [{ parseListen, serveHttp }, { ConfigError, resolveConfig }] = await Promise.all([
+            import('./http-server.js'),
+            import('@conch/service'),
+          ]);
           try {
             parseListen(http);
           } catch (error) {
             throw usage((error as Error).message);
           }
           const token = tokenFile === undefined ? process.env.CONCH_MCP_TOKEN : readToken(tokenFile);
-          let config: ResolvedConfig;
+          let config: ReturnType<typeof resolveConfig>;
           try {
             config = resolveConfig(settings);
           } catch (error) {

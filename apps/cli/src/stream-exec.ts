@@ -10,14 +10,8 @@
  * (the daemon drops it rather than queue it without bound) is said, with where to read it.
  */
 
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ATTACH_METHODS,
-  CommandOutputNotificationSchema,
-  DroppedNotificationSchema,
-  EmptyResultSchema,
-} from './attach-protocol.js';
+import { ATTACH_METHODS } from './attach-methods.js';
+import type { DaemonRpc } from './daemon-rpc.js';
 import type { CommandResult } from './render.js';
 import { startSpinner } from './terminal-output.js';
 import { callTool } from './tool-call.js';
@@ -45,7 +39,7 @@ export class ExecInterrupted extends Error {
  * ctrl+c (SIGINT) once the command has an id.
  */
 export async function execStreaming(
-  client: Client,
+  client: DaemonRpc,
   args: Record<string, unknown>,
   wait: Record<string, unknown>,
   label: string,
@@ -64,30 +58,29 @@ export async function execStreaming(
   try {
     const first = await callTool<CommandResult>(client, 'execute', { ...args, pause_timeout: 0 });
     if (first.status === 'completed') return first;
-    const followId = randomUUID();
+    const followId = globalThis.crypto.randomUUID(); // node:crypto would load at every start
     let streamed = false;
     let lastChar = '\n';
-    client.setNotificationHandler(CommandOutputNotificationSchema, (notification) => {
-      if (notification.params.follow_id !== followId || notification.params.text === '') return;
+    client.onNotification(ATTACH_METHODS.commandOutput, (params) => {
+      const text = typeof params.text === 'string' ? params.text : '';
+      if (params.follow_id !== followId || text === '') return;
       stopSpinner();
       streamed = true;
-      process.stdout.write(notification.params.text);
-      lastChar = notification.params.text.at(-1) ?? lastChar;
+      process.stdout.write(text);
+      lastChar = text.at(-1) ?? lastChar;
     });
-    client.setNotificationHandler(DroppedNotificationSchema, (notification) => {
-      if (notification.params.follow_id !== followId) return;
+    client.onNotification(ATTACH_METHODS.dropped, (params) => {
+      if (params.follow_id !== followId) return;
       stopSpinner();
       process.stderr.write(
-        `\r\n[conch: ${notification.params.bytes} bytes of output not shown here (this terminal did not keep up); conch read ${first.command_id} --offset 0 shows them]\r\n`,
+        `\r\n[conch: ${Number(params.bytes)} bytes of output not shown here (this terminal did not keep up); conch read ${first.command_id} --offset 0 shows them]\r\n`,
       );
     });
-    await client.request(
-      {
-        method: ATTACH_METHODS.follow,
-        params: { command_id: first.command_id, follow_id: followId, from_byte: 0 },
-      },
-      EmptyResultSchema,
-    );
+    await client.request(ATTACH_METHODS.follow, {
+      command_id: first.command_id,
+      follow_id: followId,
+      from_byte: 0,
+    });
     let result: CommandResult;
     try {
       const read = callTool<CommandResult>(client, 'read_output', { command_id: first.command_id, ...wait });
@@ -99,9 +92,7 @@ export async function execStreaming(
       result = outcome;
     } finally {
       // Its reply comes after every output notification sent before it (one ordered connection).
-      await client
-        .request({ method: ATTACH_METHODS.unfollow, params: { follow_id: followId } }, EmptyResultSchema)
-        .catch(() => {});
+      await client.request(ATTACH_METHODS.unfollow, { follow_id: followId }).catch(() => {});
     }
     if (streamed && lastChar !== '\n') process.stdout.write('\r\n');
     return streamed ? { ...result, output: '' } : result;

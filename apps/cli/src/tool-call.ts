@@ -6,8 +6,7 @@
  */
 
 import type { Vocabulary } from '@conch/core';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { DaemonRpc } from './daemon-rpc.js';
 import { startSpinner } from './terminal-output.js';
 
 /** A tool error in the shape every conch tool returns. */
@@ -45,12 +44,9 @@ export const CLI_VOCABULARY: Vocabulary = {
   checkCommand: 'conch check',
 };
 
-/** The request timeout: the server bounds every wait itself (total_timeout), so the SDK's must not cut it. */
-const REQUEST_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-
 /** Calls `name` and returns its structured result; throws {@link ConchCliError} for a tool error. */
 export async function callTool<T = Record<string, unknown>>(
-  client: Client,
+  client: DaemonRpc,
   name: string,
   args: Record<string, unknown>,
   options: { spinner?: string } = {},
@@ -60,16 +56,16 @@ export async function callTool<T = Record<string, unknown>>(
   const spinner = options.spinner === undefined ? undefined : startSpinner(options.spinner);
   if (spinner) process.once('SIGINT', onSigint);
   try {
-    const result = (await client.callTool({ name, arguments: args }, undefined, {
+    // No request timeout: the daemon bounds every wait itself (total_timeout).
+    const result = await client.callTool(name, args, {
       signal: controller.signal,
-      timeout: REQUEST_TIMEOUT_MS,
       ...(spinner ? { onprogress: (progress) => spinner.update(progress.message ?? '') } : {}),
-    })) as CallToolResult;
-    const structured = result.structuredContent as Record<string, unknown> | undefined;
+    });
+    const structured = result.structuredContent;
     if (result.isError) {
       const error = (structured?.error as ToolError | undefined) ?? {
         code: 'INTERNAL',
-        message: result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
+        message: result.content.map((block) => (block.type === 'text' ? (block.text ?? '') : '')).join('\n'),
       };
       throw new ConchCliError(error, structured);
     }

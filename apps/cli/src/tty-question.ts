@@ -4,7 +4,6 @@
  * stdin and stderr are a TTY, so scripts are never stopped by a question (they get a refusal saying why).
  */
 
-import { createInterface } from 'node:readline';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { withSpinnersPaused } from './terminal-output.js';
 
@@ -14,7 +13,9 @@ export function canAskOnTty(): boolean {
 }
 
 /** Reads one line from the terminal after `prompt`; ctrl+c or EOF is no answer (an empty line). */
-function readLine(prompt: string): Promise<string> {
+async function readLine(prompt: string): Promise<string> {
+  // Loaded when a question is asked, not at every start of the CLI.
+  const { createInterface } = await import('node:readline');
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
     let answered = false;

@@ -69,17 +69,13 @@ function openInBrowser(address: string): boolean {
 export async function serveWebPage(options: WebOptions): Promise<number> {
   const connection = await connectDaemon();
   try {
-    const result = await connection.client.request(
-      {
-        method: WEB_METHODS.serve,
-        params: {
-          ...(options.listen === undefined ? {} : { listen: options.listen }),
-          ...(options.token === undefined ? {} : { token: options.token }),
-          ...(options.stop ? { stop: true } : {}),
-          client_pid: process.pid,
-        },
-      },
-      WebServeResultSchema,
+    const result = WebServeResultSchema.parse(
+      await connection.client.request(WEB_METHODS.serve, {
+        ...(options.listen === undefined ? {} : { listen: options.listen }),
+        ...(options.token === undefined ? {} : { token: options.token }),
+        ...(options.stop ? { stop: true } : {}),
+        client_pid: process.pid,
+      }),
     );
     if (options.stop) {
       process.stdout.write(result.stopped ? `stopped serving ${result.url}\n` : 'the page was not served\n');

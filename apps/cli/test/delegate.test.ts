@@ -7,6 +7,7 @@ import {
   opencodeTestEnv,
   processesUnder,
   startFakeModel,
+  withoutOpencode,
 } from '@conch/delegate/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type CliHome, createHome } from './harness.js';
@@ -73,4 +74,26 @@ test('conch delegate with an unknown agent is a usage-level conch error before a
   expect(r.stderr).toMatch(/nosuch/);
   expect(r.stderr).toMatch(/build/);
   expect(model.requests.length).toBe(before);
+}, 120_000);
+
+test('conch delegate without OpenCode says in one line how to install it', async () => {
+  // A user without OpenCode: none on PATH, and conch installs none.
+  const bare = createHome();
+  Object.assign(bare.env, withoutOpencode());
+  try {
+    const before = model.requests.length;
+    const r = await bare.conch(['delegate', '--dir', env.project, 'Do nothing']);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/OpenCode/);
+    expect(lines[0]).toMatch(/npm install -g opencode-ai/);
+    expect(lines[0]).toMatch(/conch daemon stop/);
+    const json = await bare.conch(['delegate', '--json', '--dir', env.project, 'Do nothing']);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout).error.code).toBe('DELEGATE_UNAVAILABLE');
+    expect(model.requests.length).toBe(before);
+  } finally {
+    await bare.dispose();
+  }
 }, 120_000);

@@ -10,9 +10,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '@conch/core/testing';
 import { isAlive } from '@conch/node/testing';
+import * as pty from '@lydell/node-pty';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import * as pty from 'node-pty';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built CLI. */

@@ -7,6 +7,7 @@ import {
   opencodeTestEnv,
   processesUnder,
   startFakeModel,
+  withoutOpencode,
 } from '@conch/delegate/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer } from './harness.js';
@@ -51,6 +52,16 @@ describe('delegate_task in conch-mcp', () => {
       what: 'OpenCode processes to exit',
     });
   }, 120_000);
+
+  test('not listed for a user without OpenCode: conch-mcp installs none of its own', async () => {
+    const h = await startServer({ env: withoutOpencode() });
+    try {
+      expect(h.tools.map((t) => t.name)).not.toContain('delegate_task');
+      expect(h.tools.map((t) => t.name)).toContain('execute');
+    } finally {
+      await h.close();
+    }
+  });
 
   test('not listed when no opencode binary can be found', async () => {
     const h = await startServer({ args: ['--opencode-bin', join(env.root, 'no-such-opencode')] });

@@ -4,8 +4,17 @@
  * fetched from the registry.
  */
 import { spawn } from 'node:child_process';
-import { describe, expect, test } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathWithOpencode } from '@conch/delegate/testing';
+import { afterAll, describe, expect, test } from 'vitest';
 import { assertBuilt, BIN } from './harness.js';
+
+// The server finds OpenCode on PATH, as a user who delegates has it.
+const bin = mkdtempSync(join(tmpdir(), 'conch-inspector-'));
+const PATH = pathWithOpencode(bin);
+afterAll(() => rmSync(bin, { recursive: true, force: true }));
 
 const NETWORK_FAILURE = /ENOTFOUND|EAI_AGAIN|ETIMEDOUT|ECONNREFUSED|ECONNRESET|E404|network|registry/i;
 
@@ -15,7 +24,10 @@ function inspector(args: string[]): Promise<{ code: number | null; stdout: strin
     const child = spawn(
       'npx',
       ['-y', '@modelcontextprotocol/inspector', '--cli', process.execPath, BIN, ...args],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } },
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PATH, npm_config_update_notifier: 'false' },
+      },
     );
     let stdout = '';
     let stderr = '';
@@ -50,7 +62,7 @@ describe('MCP Inspector CLI against the built server', () => {
     );
     expect(tools).toContain('execute');
     expect(tools).toContain('connect_ssh');
-    expect(tools).toContain('delegate_task'); // offered: the bundled opencode binary is found
+    expect(tools).toContain('delegate_task'); // offered: an opencode binary is on PATH
     expect(tools).toHaveLength(12);
 
     const call = await inspector([

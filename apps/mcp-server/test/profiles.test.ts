@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
+import { findOpencode } from '@conch/delegate';
 import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DcResult as Dc, descendants, isAlive, type ServerHandle, startServer } from './harness.js';
@@ -177,7 +178,9 @@ describe('--profile desktop-commander', () => {
 describe('--profile astonish', () => {
   let h: ServerHandle;
   beforeAll(async () => {
-    h = await startServer({ args: ['--profile', 'astonish', '--cwd', work] });
+    const opencode = findOpencode();
+    if (opencode === undefined) throw new Error('no opencode binary: install the workspace');
+    h = await startServer({ args: ['--profile', 'astonish', '--cwd', work, '--opencode-bin', opencode] });
   });
   afterAll(async () => h?.close());
 
@@ -195,7 +198,7 @@ describe('--profile astonish', () => {
       'process_write',
       'process_list',
       'process_kill',
-      'delegate_task', // offered because the bundled opencode binary is found
+      'delegate_task', // offered because an opencode binary is found (--opencode-bin)
     ]);
     expect(Object.keys(propsOf(h, 'delegate_task'))).toEqual(
       expect.arrayContaining(['task', 'dir', 'session_id', 'model', 'agent']),

@@ -1,3 +1,4 @@
+import { findOpencode } from '@conch/delegate';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ServerHandle, startServer } from './harness.js';
 
@@ -19,14 +20,16 @@ const TOOLS = [
   'kill_process',
   'check_command',
   'connect_ssh',
-  // Listed because an opencode binary is found (the bundled opencode-ai package).
+  // Listed because an opencode binary is found (the development install's, given with --opencode-bin).
   'delegate_task',
 ];
 
 describe('tools/list against the built server', () => {
   let h: ServerHandle;
   beforeAll(async () => {
-    h = await startServer();
+    const opencode = findOpencode();
+    if (opencode === undefined) throw new Error('no opencode binary: install the workspace');
+    h = await startServer({ args: ['--opencode-bin', opencode] });
   });
   afterAll(async () => {
     await h?.close();

@@ -38,7 +38,7 @@ export function parseBridgeArgs(argv: readonly string[]): BridgeOptions | number
     )
     .option(
       '--opencode-bin <path>',
-      'the opencode binary to spawn (default: opencode on PATH, then the bundled one)',
+      'the opencode binary to spawn (default: opencode on PATH, then the installed opencode-ai)',
     )
     .option('--model <provider/model>', "the model for tasks that do not name one (default: OpenCode's own)")
     .exitOverride()

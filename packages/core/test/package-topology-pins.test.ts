@@ -58,7 +58,7 @@ const PACKAGES: Record<string, Pin> = {
   'packages/pty': {
     name: '@conch/pty',
     exports: ['.'],
-    dependencies: ['@conch/core', '@conch/node', 'node-pty'],
+    dependencies: ['@conch/core', '@conch/node', '@lydell/node-pty'],
     layer: 2,
   },
   'packages/ssh': {
@@ -70,7 +70,8 @@ const PACKAGES: Record<string, Pin> = {
   'packages/delegate': {
     name: '@conch/delegate',
     exports: ['.', './testing'],
-    dependencies: ['@conch/core', '@conch/node', '@opencode-ai/sdk', 'opencode-ai', 'zod'],
+    dependencies: ['@conch/core', '@conch/node', '@opencode-ai/sdk', 'zod'],
+    peerDependencies: ['opencode-ai'],
     layer: 2,
   },
   'packages/service': {
@@ -105,7 +106,7 @@ const PACKAGES: Record<string, Pin> = {
     name: '@conch/mcp-server',
     exports: ['./package.json'],
     bin: { 'conch-mcp': './dist/bin.js' },
-    dependencies: ['@conch/mcp'],
+    dependencies: ['@conch/mcp', '@conch/node', '@lydell/node-pty', 'ssh2'],
     layer: 5,
   },
   'apps/cli': {
@@ -114,10 +115,14 @@ const PACKAGES: Record<string, Pin> = {
     bin: { conch: './dist/bin.js' },
     dependencies: [
       '@conch/core',
+      '@conch/delegate',
       '@conch/mcp',
+      '@conch/node',
       '@conch/service',
+      '@lydell/node-pty',
       '@modelcontextprotocol/sdk',
       'commander',
+      'ssh2',
       'ws',
       'zod',
     ],
@@ -127,7 +132,15 @@ const PACKAGES: Record<string, Pin> = {
     name: '@conch/opencode-bridge',
     exports: ['.'],
     bin: { 'conch-opencode': './dist/bin.js' },
-    dependencies: ['@conch/core', '@conch/delegate', '@modelcontextprotocol/sdk', 'commander', 'zod'],
+    dependencies: [
+      '@conch/core',
+      '@conch/delegate',
+      '@conch/node',
+      '@modelcontextprotocol/sdk',
+      'commander',
+      'opencode-ai',
+      'zod',
+    ],
     layer: 5,
   },
 };
@@ -137,7 +150,15 @@ const PACKAGES: Record<string, Pin> = {
  * never imported is dead weight for every user who installs the package.
  */
 const DECLARED_WITHOUT_IMPORT: Record<string, Record<string, string>> = {
-  '@conch/delegate': { 'opencode-ai': 'ships the opencode binary, found through require.resolve' },
+  '@conch/opencode-bridge': { 'opencode-ai': 'ships the opencode binary, found through require.resolve' },
+  '@conch/mcp-server': {
+    '@lydell/node-pty': 'native: loaded by the bundled bin from node_modules (scripts/bundle-bins.mjs)',
+    ssh2: 'native parts: loaded by the bundled bin from node_modules (scripts/bundle-bins.mjs)',
+  },
+  '@conch/cli': {
+    '@lydell/node-pty': 'native: loaded by the bundled bin from node_modules (scripts/bundle-bins.mjs)',
+    ssh2: 'native parts: loaded by the bundled bin from node_modules (scripts/bundle-bins.mjs)',
+  },
 };
 
 interface Manifest {

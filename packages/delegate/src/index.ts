@@ -5,7 +5,13 @@
  */
 
 export { DEFAULT_MAX_RETRIES, Delegator, type DelegatorOptions, NEVER_ASK_RULES } from './delegator.js';
-export { bundledOpencode, findOpencode, OPENCODE_INSTALL_HINT, opencodeOnPath } from './locate.js';
+export {
+  bundledOpencode,
+  findOpencode,
+  OPENCODE_INSTALL,
+  OPENCODE_INSTALL_HINT,
+  opencodeOnPath,
+} from './locate.js';
 export {
   capOutput,
   DEFAULT_DELEGATE_AGENT,

@@ -16,6 +16,7 @@ import {
   type VerbWithParameters,
 } from '@conch/service';
 import * as z from 'zod';
+import { cached } from './memo.js';
 
 /** `create_local`'s `sandbox`: true, false, or rules (checked again, with the host's facts, by the core). */
 const SandboxRequestSchema = z.union([
@@ -111,12 +112,21 @@ export type VerbShape<V extends VerbWithParameters> = {
   -readonly [K in keyof (typeof VERB_PARAMETERS)[V]]: ZodOf<(typeof VERB_PARAMETERS)[V][K]>;
 };
 
-/** The zod shape of a verb's parameters (all of them, in the table's order). */
+/** The shapes built so far, per configuration and verb (see memo.ts). */
+const shapes = new WeakMap<ParameterContext, Map<VerbWithParameters, unknown>>();
+
+/** The zod shape of a verb's parameters (all of them, in the table's order); built once per configuration. */
 export function zodShapeFor<V extends VerbWithParameters>(verb: V, context: ParameterContext): VerbShape<V> {
-  const table: Record<string, ParameterDefinition> = VERB_PARAMETERS[verb];
-  return Object.fromEntries(
-    Object.entries(table).map(([name, definition]) => [name, zodFor(definition, context)]),
-  ) as VerbShape<V>;
+  const byVerb = cached(shapes, context, () => new Map<VerbWithParameters, unknown>());
+  let shape = byVerb.get(verb) as VerbShape<V> | undefined;
+  if (shape === undefined) {
+    const table: Record<string, ParameterDefinition> = VERB_PARAMETERS[verb];
+    shape = Object.fromEntries(
+      Object.entries(table).map(([name, definition]) => [name, zodFor(definition, context)]),
+    ) as VerbShape<V>;
+    byVerb.set(verb, shape);
+  }
+  return shape;
 }
 
 /** One table parameter of a verb as a typed zod type, with a profile's override. */

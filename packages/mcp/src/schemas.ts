@@ -13,6 +13,7 @@
 
 import { ERROR_CODES } from '@conch/core';
 import * as z from 'zod';
+import { cached } from './memo.js';
 
 /** The error shape of docs/tools.md. */
 export const ErrorInfoSchema = z
@@ -382,6 +383,20 @@ export interface OutputSchemaOptions {
  * SDK client validates `structuredContent` against this JSON even on `isError` results.
  */
 export function outputSchemaFor(shape: Shape, options: OutputSchemaOptions = {}): z.ZodObject {
+  const byOptions = cached(outputSchemas, shape, () => new Map<string, z.ZodObject>());
+  const key = `${options.detail ?? 'described'} ${options.describeError !== false}`;
+  let schema = byOptions.get(key);
+  if (schema === undefined) {
+    schema = makeOutputSchema(shape, options);
+    byOptions.set(key, schema);
+  }
+  return schema;
+}
+
+/** The output schemas made so far, by result shape and options (see memo.ts). */
+const outputSchemas = new WeakMap<Shape, Map<string, z.ZodObject>>();
+
+function makeOutputSchema(shape: Shape, options: OutputSchemaOptions): z.ZodObject {
   const required = Object.entries(shape)
     .filter(([, schema]) => !schema.safeParse(undefined).success)
     .map(([key]) => key);

@@ -29,6 +29,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { errorInfo, errorResult } from './error-result.js';
+import { cached } from './memo.js';
 import { outputSchemaFor, type Shape } from './schemas.js';
 import { MCP_VOCABULARY, vocabularyOf } from './vocabulary.js';
 
@@ -60,8 +61,15 @@ export interface ConchToolDefinition<I extends z.ZodObject, R> {
   render(result: R, args: z.output<I>): string;
 }
 
-/** A JSON-schema fragment for one field, as zod renders it for the `input` side. */
+/** The JSON-schema fragments made so far, by field schema (see memo.ts). */
+const fieldJsonSchemas = new WeakMap<z.ZodType, Record<string, unknown>>();
+
+/** A JSON-schema fragment for one field, as zod renders it for the `input` side (do not modify it). */
 function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
+  return cached(fieldJsonSchemas, schema, () => makeFieldJsonSchema(schema));
+}
+
+function makeFieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _ignored, ...json } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<
     string,
     unknown
@@ -77,11 +85,25 @@ function fieldJsonSchema(schema: z.ZodType): Record<string, unknown> {
  * `additionalProperties: false`), but parsing accepts any value so the strict parse is ours to report.
  */
 export function lenientTwin(strict: z.ZodObject): z.ZodObject {
+  return cached(lenientTwins, strict.shape, () => makeLenientTwin(strict));
+}
+
+/** The lenient twins made so far, by the strict schema's shape (see memo.ts). */
+const lenientTwins = new WeakMap<object, z.ZodObject>();
+
+/** Each field's lenient twin and whether the field is required, by field schema (see memo.ts). */
+const lenientFields = new WeakMap<z.ZodType, { twin: z.ZodType; required: boolean }>();
+
+function makeLenientTwin(strict: z.ZodObject): z.ZodObject {
   const properties: Shape = {};
   const required: string[] = [];
   for (const [key, schema] of Object.entries(strict.shape as Shape)) {
-    properties[key] = z.unknown().optional().meta(fieldJsonSchema(schema));
-    if (!schema.safeParse(undefined).success) required.push(key);
+    const field = cached(lenientFields, schema, () => ({
+      twin: z.unknown().optional().meta(fieldJsonSchema(schema)),
+      required: !schema.safeParse(undefined).success,
+    }));
+    properties[key] = field.twin;
+    if (field.required) required.push(key);
   }
   return z
     .looseObject(properties)
@@ -252,6 +274,9 @@ function idsOf(value: unknown): Record<string, unknown> {
   return out;
 }
 
+/** The exact result schema of each output shape (see memo.ts). */
+const exactSchemas = new WeakMap<Shape, z.ZodObject>();
+
 /** Servers whose listing already describes the error shape in full (the first tool registered does). */
 const errorShapeDescribed = new WeakSet<McpServer>();
 
@@ -261,7 +286,7 @@ export function registerConchTool<I extends z.ZodObject, R>(
   definition: ConchToolDefinition<I, R>,
   logger: Logger,
 ): void {
-  const exact = z.object(definition.output);
+  const exact = cached(exactSchemas, definition.output, () => z.object(definition.output));
   const describeError = !errorShapeDescribed.has(server);
   errorShapeDescribed.add(server);
   const handler: ConchToolHandler = async (rawArgs, extra) => {

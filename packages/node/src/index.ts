@@ -5,6 +5,8 @@
  * instance, and home-path expansion.
  */
 
+/** V8's compile cache for the bins (Node 22.1+; nothing on Node 20), in a private directory. */
+export { compileCacheDir, enableCompileCache } from './compile-cache.js';
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
 export type { FileSpillStoreOptions } from './file-spill-store.js';
 /**

@@ -166,6 +166,20 @@ describe('XtermScreenRenderer', () => {
     s.dispose();
   });
 
+  it('disposed before any screen was asked for, it shows the blank screen of its last size', async () => {
+    const s = screen(20, 5);
+    s.resize(12, 3);
+    s.write(bytes('never parsed'));
+    s.dispose();
+    expect(await s.snapshot()).toEqual({
+      rows: ['', '', ''],
+      cursor: { row: 0, col: 0 },
+      alt_screen: false,
+      cols: 12,
+      rows_count: 3,
+    });
+  });
+
   it('createXtermScreen is a ScreenFactory', async () => {
     const s = createXtermScreen(30, 4);
     const snap = await s.snapshot();

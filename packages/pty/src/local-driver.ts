@@ -36,7 +36,7 @@ import {
   processFacts,
   type ServerInstance,
 } from '@conch/node';
-import nodePty from 'node-pty';
+import nodePty from '@lydell/node-pty';
 import { findExecutable } from './find-executable.js';
 import { PtyProcess } from './pty-process.js';
 import { locateProgram, SandboxLauncher } from './sandbox/sandbox-launcher.js';

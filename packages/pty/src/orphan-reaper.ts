@@ -3,13 +3,17 @@
  * server instance that no longer runs, and that instance's private directories (environment snapshots,
  * spill logs). Liveness is decided per instance — its pid and its start time, both in the tag — so a live
  * server started inside another server's session (whose environment carries that server's tag) keeps its
- * processes, and a reused pid is never taken for the instance. Called at start-up; every fact comes from
- * the host's process facts (`/proc` or `ps`).
+ * processes, and a reused pid is never taken for the instance. Started at start-up (the server does not
+ * wait for it); every fact comes from the host's process facts (`/proc` or `ps`), the environments read a
+ * batch at a time so that a busy machine's scan does not hold up the server's first calls.
  */
 
 import { OWNER_MARKER } from '@conch/core/host';
 import { isInstanceAlive, processFacts, removeDeadInstanceDirs } from '@conch/node';
 import { ownerOfTag } from './local-driver.js';
+
+/** Processes whose environments are read from /proc at once while reaping, between turns of the event loop. */
+const ENVIRON_BATCH = 32;
 
 /**
  * Kills orphans of dead conch servers and removes their private directories under `tmpDir` (default: the
@@ -19,7 +23,17 @@ export async function reapOrphans(tmpDir?: string): Promise<number> {
   await removeDeadInstanceDirs(tmpDir);
   const victims: number[] = [];
   const judged = new Map<string, boolean>();
-  for (const [pid, values] of await processFacts().markers([OWNER_MARKER])) {
+  const facts = processFacts();
+  const pids = (await facts.processes()).map((p) => p.pid).filter((pid) => pid !== process.pid);
+  const tagged = new Map<number, Map<string, string>>();
+  // /proc is read synchronously: a batch per turn of the event loop. `ps` runs apart from it: one call.
+  const batch = facts.kind === 'proc' ? ENVIRON_BATCH : Math.max(1, pids.length);
+  for (let at = 0; at < pids.length; at += batch) {
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const [pid, values] of await facts.markers([OWNER_MARKER], pids.slice(at, at + batch)))
+      tagged.set(pid, values);
+  }
+  for (const [pid, values] of tagged) {
     if (pid === process.pid) continue;
     const tag = values.get(OWNER_MARKER);
     const instance = tag === undefined ? undefined : ownerOfTag(tag);

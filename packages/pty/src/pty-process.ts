@@ -18,7 +18,7 @@ import {
 } from '@conch/core';
 import { foregroundGroupOf, type ProcessFacts } from '@conch/core/host';
 import { processFacts } from '@conch/node';
-import type { IPty } from 'node-pty';
+import type { IPty } from '@lydell/node-pty';
 import { findEscaped, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */

@@ -37,7 +37,13 @@ import {
   type TerminalAttachment,
   type TerminalWatcher,
 } from '@conch/core';
-import { type DelegateResult, type DelegateTaskInput, Delegator, findOpencode } from '@conch/delegate';
+import {
+  type DelegateResult,
+  type DelegateTaskInput,
+  Delegator,
+  findOpencode,
+  OPENCODE_INSTALL_HINT,
+} from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
 import { reapOrphans, runsUnderConch } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
@@ -278,8 +284,8 @@ export class ConchService {
     }
     if (!this.#delegator) {
       return Promise.reject(
-        new ConchError(ErrorCode.INVALID_ARGUMENT, 'This conch cannot delegate: no OpenCode was found.', {
-          hint: 'Install opencode-ai, or give --opencode-bin or --opencode-url.',
+        new ConchError(ErrorCode.DELEGATE_UNAVAILABLE, 'This conch cannot delegate: no OpenCode was found.', {
+          hint: OPENCODE_INSTALL_HINT,
         }),
       );
     }
@@ -363,7 +369,7 @@ export function defaultGuards(config: ResolvedConfig): EngineGuards {
 export interface CreateServiceOptions {
   /** The command policy and audit sink (default: {@link defaultGuards} of the config). */
   guards?: EngineGuards;
-  /** Reap the processes a dead conch left before starting (default true). */
+  /** Reap what a dead conch left: its directories at once, its processes in the background (default true). */
   reap?: boolean;
   /** Offer `delegateTask` when OpenCode can be found or `--opencode-url` is given (default true). */
   delegate?: boolean;
@@ -375,7 +381,7 @@ export interface CreateServiceOptions {
 
 /**
  * Assembles the service a process serves: the policy and audit log of the config, the orphans of a dead
- * instance reaped, the local engine, and the operator's SSH settings. Throws for a malformed policy rule.
+ * instance reaped (its processes in the background), the local engine, and the operator's SSH settings. Throws for a malformed policy rule.
  */
 export async function createConchService(
   config: ResolvedConfig,
@@ -390,12 +396,14 @@ export async function createConchService(
     });
   }
   if (options.reap !== false) {
-    try {
-      const reaped = await reapOrphans();
-      if (reaped > 0) logger.info('reaped processes left by a dead conch', { count: reaped });
-    } catch (error) {
-      logger.warn('reaping orphans failed', { error: String(error) });
-    }
+    // The dead instances' directories are removed now; their processes are found (every process's environment
+    // read) and killed in the background, so that the first call does not wait for it.
+    reapOrphans().then(
+      (reaped) => {
+        if (reaped > 0) logger.info('reaped processes left by a dead conch', { count: reaped });
+      },
+      (error: unknown) => logger.warn('reaping orphans failed', { error: String(error) }),
+    );
   }
   const engine = createLocalEngine(config, logger, guards);
   if (config.sandbox.request !== undefined) {
@@ -422,7 +430,11 @@ export async function createConchService(
   });
 }
 
-/** The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to. */
+/**
+ * The OpenCode delegation for these settings, or undefined when there is no OpenCode to delegate to: the one
+ * place that decides whether `delegate_task` is offered (an `opencode` binary at `--opencode-bin`, on PATH, or
+ * from an `opencode-ai` package installed next to conch; or an OpenCode server at `--opencode-url`).
+ */
 export function opencodeDelegator(
   opencode: { url?: string | undefined; bin?: string | undefined },
   logger: Logger,

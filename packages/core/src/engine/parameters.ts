@@ -8,7 +8,7 @@
 
 import { ConchError, ErrorCode } from '../errors.js';
 import type { EngineDefaults, EngineLimits } from './limits.js';
-import { USER_PATTERN_MAX_CHARS } from './user-pattern.js';
+import { USER_PATTERN_MAX_CHARS } from './user-pattern-limits.js';
 
 /** What the configurable ranges and defaults depend on: an engine's limits and defaults. */
 export interface ParameterContext {

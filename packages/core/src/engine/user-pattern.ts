@@ -6,6 +6,9 @@
 
 import { RE2JS } from 're2js';
 import { ConchError, ErrorCode } from '../errors.js';
+import { USER_PATTERN_MAX_CHARS, USER_PATTERN_SYNTAX } from './user-pattern-limits.js';
+
+export { USER_PATTERN_MAX_CHARS, USER_PATTERN_SYNTAX };
 
 /** A compiled user pattern: whether it matches somewhere in a text. */
 export interface TextPattern {
@@ -14,13 +17,6 @@ export interface TextPattern {
   /** True when the pattern matches anywhere in `text`. Time is linear in the text's length. */
   test(text: string): boolean;
 }
-
-/** Longest accepted pattern, in characters. */
-export const USER_PATTERN_MAX_CHARS = 1000;
-
-/** How the accepted syntax is described to users (tool descriptions, hints). */
-export const USER_PATTERN_SYNTAX =
-  'RE2 syntax (JavaScript-like regex without backreferences or lookaround; ^ and $ match at line ends)';
 
 /**
  * Compiles `source`, the value of the argument `name`, for a linear-time match.

@@ -11,5 +11,7 @@ export {
   FAKE_PROVIDER,
   type OpencodeTestEnv,
   opencodeTestEnv,
+  pathWithOpencode,
   processesUnder,
+  withoutOpencode,
 } from './opencode-env.js';

@@ -4,10 +4,11 @@
  * {@link startFakeModel} server.
  */
 
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { pidsWithEnv } from '@conch/node/testing';
+import { findOpencode, opencodeOnPath } from '../locate.js';
 import { FAKE_TITLE_MODEL } from './fake-model.js';
 
 /** The provider id of the fake model and its main model. */
@@ -29,7 +30,8 @@ export interface OpencodeTestEnv {
 
 /**
  * Creates the temp dirs and the environment for an offline opencode talking to `baseURL`; `extraConfig` is
- * merged into its opencode.json (e.g. `permission` rules).
+ * merged into its opencode.json (e.g. `permission` rules). The environment's PATH starts with the opencode
+ * this package finds ({@link pathWithOpencode}): the faces (conch-mcp, the daemon) find it there.
  */
 export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unknown> = {}): OpencodeTestEnv {
   const root = realpathSync(mkdtempSync(join(tmpdir(), 'conch-opencode-')));
@@ -56,7 +58,7 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
     },
   };
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
+    PATH: pathWithOpencode(join(root, 'bin')),
     HOME: home,
     XDG_CONFIG_HOME: join(home, '.config'),
     XDG_DATA_HOME: join(home, '.local', 'share'),
@@ -77,10 +79,41 @@ export function opencodeTestEnv(baseURL: string, extraConfig: Record<string, unk
 }
 
 /**
+ * A PATH whose first directory, `dir` (created), holds `opencode`: the binary this package finds (PATH, or
+ * the `opencode-ai` package installed next to it, a development dependency here), as a user who delegates
+ * has it. Without one, `path` unchanged.
+ */
+export function pathWithOpencode(dir: string, path: string | undefined = process.env.PATH): string {
+  const opencode = findOpencode();
+  if (opencode === undefined) return path ?? '';
+  mkdirSync(dir, { recursive: true });
+  symlinkSync(opencode, join(dir, 'opencode'));
+  return [dir, path].filter(Boolean).join(delimiter);
+}
+
+/**
  * Live (non-zombie) processes whose environment has `HOME=<root>/home`, the HOME of an
  * {@link opencodeTestEnv} rooted at `root`: the opencode server and its guard, so tests can check that
  * nothing they started is left.
  */
 export function processesUnder(root: string): number[] {
   return pidsWithEnv('HOME', `${root}/home`);
+}
+
+/**
+ * The environment variables that leave a process without OpenCode, as a user who never installed it: PATH
+ * without the directories that hold an `opencode` binary, and no NODE_PATH (`pnpm exec` sets one that
+ * reaches every package of the workspace, `opencode-ai` included). Merge them over an environment.
+ */
+export function withoutOpencode(path: string | undefined = process.env.PATH): {
+  PATH: string;
+  NODE_PATH: string;
+} {
+  return {
+    PATH: (path ?? '')
+      .split(delimiter)
+      .filter((dir) => dir !== '' && opencodeOnPath(dir) === undefined)
+      .join(delimiter),
+    NODE_PATH: '',
+  };
 }
