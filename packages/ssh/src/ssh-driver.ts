@@ -498,11 +498,7 @@ export class SshDriver implements Driver {
   /** Starts a program on a new channel with a PTY and waits for its start marker. */
   private async startTerminal(
     file: string,
-    args: readonly string[],
-    cwd: string | undefined,
-    env: Record<string, string>,
-    cols: number,
-    rows: number,
+    { args, cwd, env, cols, rows }: Omit<SpawnOptions, 'file' | 'sandbox'>,
   ): Promise<TerminalProcess> {
     for (const name of Object.keys(env)) {
       if (!isValidEnvName(name)) {
@@ -581,25 +577,11 @@ export class SshDriver implements Driver {
   }
 
   async openShell(options: OpenShellOptions): Promise<TerminalProcess> {
-    return this.startTerminal(
-      options.shell,
-      options.args,
-      options.cwd,
-      options.env,
-      options.cols,
-      options.rows,
-    );
+    return this.startTerminal(options.shell, options);
   }
 
   async spawn(options: SpawnOptions): Promise<TerminalProcess> {
-    return this.startTerminal(
-      options.file,
-      options.args,
-      options.cwd,
-      options.env,
-      options.cols,
-      options.rows,
-    );
+    return this.startTerminal(options.file, options);
   }
 
   async writePrivateFile(name: string, content: string): Promise<string> {
