@@ -242,7 +242,7 @@ async function main() {
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
   console.log(
-    `(RSS of this process, MB: ${phases}; ${fds} open fds at the end, ${manager.listProcesses({ include_finished: true }).processes.length} commands retained)`,
+    `(RSS of this process, MB: ${phases}; ${fds} open fds at the end, ${manager.listCommands({ include_finished: true }).processes.length} commands retained)`,
   );
   results.openFds = fds;
   results.sessionStartMs = sessionStartMs;

@@ -13,7 +13,7 @@ const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard'], { c
   .filter((f) => f !== '' && existsSync(join(root, f)));
 
 /** Documents that are not part of the repository, however they are cited. */
-const FOREIGN = [/\bSPEC(\.md)?\b/, /\bLESSONS(\.md)?\b/, /\.\.\/shared\//];
+const FOREIGN = [/\bSPEC(\.md)?\b/, /\bLESSONS(\.md)?\b/, /\bARCHITECTURE(\.md)?\b/, /\.\.\/shared\//];
 const TEXT = /\.(md|ts|mts|mjs|js|json|ya?ml|sh)$|(^|\/)(run|Dockerfile)$/;
 const problems = [];
 

@@ -30,7 +30,6 @@
 
 import { randomUUID } from 'node:crypto';
 import type { TerminalAttachment, TerminalWatcher } from '@conch/core';
-import { runsUnderConch } from '@conch/pty';
 import type { ConchService } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
@@ -147,8 +146,9 @@ export interface AttachConnection {
   /** Bytes queued beyond which output is dropped (default {@link DEFAULT_VIEWER_BACKLOG_BYTES}). */
   maxBacklogBytes?: number;
   /**
-   * Whether the client of a take-over runs inside a terminal conch manages (default: asks /proc about
-   * the `client_pid` it gave; one that gives none could be anything, and counts as inside).
+   * Whether the client of a take-over runs inside a terminal conch manages, when the connection knows
+   * (default: the service asks the host's process facts about the `client_pid` it gave; one that gives
+   * none could be anything, and counts as inside).
    */
   fromConchTerminal?: (clientPid: number | undefined) => boolean | Promise<boolean>;
   /** Hears of each agent command a view of this connection is told of (see `notifications/conch/command`). */
@@ -157,15 +157,6 @@ export interface AttachConnection {
 
 /** What a view is told of an agent's command as it starts. */
 export type AgentCommandStart = Parameters<NonNullable<TerminalWatcher['onCommand']>>[0];
-
-/**
- * Whether a person's client runs inside a terminal conch manages, from the pid it says it has (the default
- * of {@link AttachConnection.fromConchTerminal}).
- */
-export async function clientInConchTerminal(clientPid: number | undefined): Promise<boolean> {
-  // A client that does not say who it is could be anything: treated as inside a conch terminal.
-  return clientPid === undefined || (await runsUnderConch(clientPid));
-}
 
 /** The refusal of a person's method on the relay. */
 function refuseOnRelay(method: string): never {
@@ -226,7 +217,7 @@ export function serveAttach(server: Server, service: ConchService, connection: A
         )
         .catch(() => {});
     });
-    const attachment: TerminalAttachment = service.attachTerminal(
+    const attachment: TerminalAttachment = await service.attachTerminal(
       session_id,
       {
         onOutput: (bytes) =>
@@ -245,7 +236,10 @@ export function serveAttach(server: Server, service: ConchService, connection: A
       {
         takeOver: take_over === true,
         watchOnly: read_only === true,
-        fromConchTerminal: await (connection.fromConchTerminal ?? clientInConchTerminal)(client_pid),
+        ...(client_pid === undefined ? {} : { clientPid: client_pid }),
+        ...(connection.fromConchTerminal === undefined
+          ? {}
+          : { fromConchTerminal: await connection.fromConchTerminal(client_pid) }),
       },
     );
     views.set(id, attachment);

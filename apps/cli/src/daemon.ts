@@ -25,7 +25,7 @@ import {
   SHUTDOWN_DEADLINE_MS,
   sshTools,
   type ToolRegistrar,
-  withFastToolCalls,
+  withDirectToolCalls,
 } from '@conch/mcp';
 import {
   type CliSettings,
@@ -140,7 +140,7 @@ function serveConnection(
   socket.on('end', () => {
     void transport.whenAnswered(END_OF_INPUT_GRACE_MS).then(() => transport.close());
   });
-  conch.server.connect(withFastToolCalls(conch.server, transport)).catch((error: unknown) => {
+  conch.server.connect(withDirectToolCalls(conch.server, transport)).catch((error: unknown) => {
     logger.warn('connection failed', { error: String(error) });
     socket.destroy();
   });

@@ -32,8 +32,6 @@ import {
 } from './http-guards.js';
 import { HTTP_DEFAULTS, type HttpLimits } from './http-limits.js';
 
-/** The configuration `conch mcp --http` resolves from its flags (loaded with this module, not at start-up). */
-export { ConfigError, resolveConfig } from '@conch/service';
 export { parseListen };
 
 /** Options of {@link serveHttp}. */

@@ -766,7 +766,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
           return (await import('./mcp-command.js')).relayStdioToDaemon();
         }
         if (http) {
-          const { ConfigError, parseListen, resolveConfig, serveHttp } = await import('./http-server.js');
+          // The HTTP door and the configuration load with this command, not at start-up.
+          const [{ parseListen, serveHttp }, { ConfigError, resolveConfig }] = await Promise.all([
+            import('./http-server.js'),
+            import('@conch/service'),
+          ]);
           try {
             parseListen(http);
           } catch (error) {

@@ -8,6 +8,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type CliHome,
@@ -16,7 +17,6 @@ import {
   killTerminals,
   startDaemonWithConfig,
   type TtyRun,
-  waitUntil,
 } from './harness.js';
 import { isolatedForPerson, programsOfHome, type Shared, sharedSession } from './share-helpers.js';
 
@@ -41,35 +41,34 @@ describe('a person and an agent in the same session (local)', () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const notes = join(home.dir, 'notes.txt');
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
 
     view.term.write(`cat > ${notes}\r`);
-    await waitUntil(() => programsOfHome(home).includes('cat'), 'cat runs in the session');
+    await waitFor(() => programsOfHome(home).includes('cat'), { what: 'cat runs in the session' });
     view.term.write('person line 1\r');
-    await waitUntil(() => view.text.includes('person line 1'), 'the line is echoed');
+    await waitFor(() => view.text.includes('person line 1'), { what: 'the line is echoed' });
 
     const agent = await shared.exec('echo agent-$((40+2)); exit 7');
     expect(agent).toMatchObject(isolatedForPerson('agent-42', 7));
     // The view shows it as it starts: a dim one-line header (its output is in its own terminal).
     const header = '\u001b[2m[agent, isolated, you hold the terminal] echo agent-$((40+2)); exit 7\u001b[22m';
-    await waitUntil(() => view.text.includes(header), 'the view shows the header');
+    await waitFor(() => view.text.includes(header), { what: 'the view shows the header' });
     expect(view.text).not.toContain('agent-42');
     const text = await home.conch(['exec', '--', 'echo agent-text']);
     expect(text.stdout.trim()).toBe('agent-text');
     expect(text.stderr).toContain('isolated: a person holds the terminal');
 
     view.term.write('person line 2\r\u0004');
-    await waitUntil(() => !programsOfHome(home).includes('cat'), 'cat ended');
+    await waitFor(() => !programsOfHome(home).includes('cat'), { what: 'cat ended' });
     expect(readFileSync(notes, 'utf8')).toBe('person line 1\nperson line 2\n');
     await shared.expectNoneAwaitingInput();
 
     // The person's program ended: the agent's next command runs in the shell again (its cd stays), shown
     // dim at the prompt as its own text.
     const after = await shared.exec(`cd ${home.dir} && echo in-shell`);
-    await waitUntil(
-      () => view.text.includes(`\u001b[2mcd ${home.dir} && echo in-shell\u001b[22m`),
-      'the view shows the typed command dim',
-    );
+    await waitFor(() => view.text.includes(`\u001b[2mcd ${home.dir} && echo in-shell\u001b[22m`), {
+      what: 'the view shows the typed command dim',
+    });
     expect(after).toMatchObject({ status: 'completed', exit_code: 0, output: 'in-shell' });
     expect(after.isolated).toBeUndefined();
     expect((await shared.exec('pwd')).output).toBe(home.dir);
@@ -82,11 +81,11 @@ describe('a person and an agent in the same session (local)', () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const file = join(home.dir, 'edited.txt');
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
 
     view.term.write(`vim -u NONE -i NONE -N ${file}\r`);
-    await waitUntil(() => programsOfHome(home).includes('vim'), 'vim runs in the session');
-    await waitUntil(() => view.text.includes('\u001b[?1049h'), 'vim draws its screen');
+    await waitFor(() => programsOfHome(home).includes('vim'), { what: 'vim runs in the session' });
+    await waitFor(() => view.text.includes('\u001b[?1049h'), { what: 'vim draws its screen' });
 
     const agent = await shared.exec('echo agent-$((40+2))');
     expect(agent).toMatchObject(isolatedForPerson('agent-42'));
@@ -94,13 +93,12 @@ describe('a person and an agent in the same session (local)', () => {
     expect(sessions[0]).toMatchObject({ state: 'busy', attached: { viewers: 1, holds_terminal: true } });
 
     view.term.write('iperson text\u001b:wq\r');
-    await waitUntil(() => !programsOfHome(home).includes('vim'), 'vim ended');
+    await waitFor(() => !programsOfHome(home).includes('vim'), { what: 'vim ended' });
     expect(readFileSync(file, 'utf8')).toBe('person text\n');
     // The agent's command was shown (after vim left its screen), as a dim line, never as conch's wrapper.
-    await waitUntil(
-      () => view.text.includes('[agent, isolated, you hold the terminal] echo agent-$((40+2))'),
-      'the view shows the agent command',
-    );
+    await waitFor(() => view.text.includes('[agent, isolated, you hold the terminal] echo agent-$((40+2))'), {
+      what: 'the view shows the agent command',
+    });
     // Held back until vim left its screen.
     expect(view.text.lastIndexOf('[agent, isolated')).toBeGreaterThan(view.text.lastIndexOf('\u001b[?1049l'));
     expect(view.text).not.toContain('__conch');
@@ -114,20 +112,20 @@ describe('a person and an agent in the same session (local)', () => {
   it("with a half-typed line the agent's command runs isolated and the person's line is unchanged", async () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
     expect((await shared.sessions())[0]).toMatchObject({
       state: 'idle',
       attached: { viewers: 1, holds_terminal: false },
     });
 
     view.term.write('echo half-');
-    await waitUntil(() => view.text.includes('echo half-'), 'the half line is echoed');
+    await waitFor(() => view.text.includes('echo half-'), { what: 'the half line is echoed' });
     const agent = await shared.exec('echo agent-$((40+2))');
     expect(agent).toMatchObject(isolatedForPerson('agent-42'));
     await shared.expectNoneAwaitingInput();
 
     view.term.write('typed\r');
-    await waitUntil(() => /(?<!echo )half-typed\r/.test(view.text), 'the person line ran unchanged');
+    await waitFor(() => /(?<!echo )half-typed\r/.test(view.text), { what: 'the person line ran unchanged' });
     expect(view.text).not.toContain('__conch');
     // The line is done: the agent's next command runs in the shell again.
     const after = await shared.exec('echo back-in-shell');
@@ -136,7 +134,7 @@ describe('a person and an agent in the same session (local)', () => {
     await shared.expectNoneAwaitingInput();
 
     view.term.write('\u001d');
-    await waitUntil(() => view.exitCode !== undefined, 'detached');
+    await waitFor(() => view.exitCode !== undefined, { what: 'detached' });
     const listed = await home.conch(['sessions']);
     expect(listed.stdout).toMatch(/ATTACHED/);
     expect((await shared.sessions())[0]?.attached).toBeUndefined();
@@ -145,11 +143,11 @@ describe('a person and an agent in the same session (local)', () => {
   it('a person who leaves their program running when detaching still holds the terminal', async () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
     view.term.write('cat\r');
-    await waitUntil(() => programsOfHome(home).includes('cat'), 'cat runs in the session');
+    await waitFor(() => programsOfHome(home).includes('cat'), { what: 'cat runs in the session' });
     view.term.write('\u001d');
-    await waitUntil(() => view.exitCode !== undefined, 'detached');
+    await waitFor(() => view.exitCode !== undefined, { what: 'detached' });
 
     const agent = await shared.exec('echo agent-$((40+2))');
     expect(agent).toMatchObject(isolatedForPerson('agent-42'));
@@ -160,9 +158,9 @@ describe('a person and an agent in the same session (local)', () => {
     await shared.expectNoneAwaitingInput();
 
     const again = attach(['default']);
-    await waitUntil(() => again.text.includes('attached to default'), 'attached again');
+    await waitFor(() => again.text.includes('attached to default'), { what: 'attached again' });
     again.term.write('\u0003');
-    await waitUntil(() => !programsOfHome(home).includes('cat'), 'cat ended');
+    await waitFor(() => !programsOfHome(home).includes('cat'), { what: 'cat ended' });
     await expect.poll(async () => (await shared.exec('echo in-shell')).isolated).toBeUndefined();
   });
 });
@@ -173,17 +171,17 @@ describe('the audit log of a shared session', () => {
     await startDaemonWithConfig(home, { audit_log: audit });
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
 
     view.term.write('echo person-$((6*7))\r');
-    await waitUntil(() => view.text.includes('person-42'), 'the person line ran');
+    await waitFor(() => view.text.includes('person-42'), { what: 'the person line ran' });
     view.term.write('read -rs secret; echo "got ${#secret}"\r');
-    await waitUntil(() => view.text.includes('read -rs'), 'read is typed');
+    await waitFor(() => view.text.includes('read -rs'), { what: 'read is typed' });
     // The shell itself reads (a builtin): the agent's command must not be typed into it.
     const agent = await shared.exec('echo agent-$((40+2))');
     expect(agent).toMatchObject(isolatedForPerson('agent-42'));
     view.term.write('hunter2-secret\r');
-    await waitUntil(() => view.text.includes('got 14'), 'read took the secret');
+    await waitFor(() => view.text.includes('got 14'), { what: 'read took the secret' });
 
     const records = readFileSync(audit, 'utf8')
       .trim()

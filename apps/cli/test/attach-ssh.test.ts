@@ -6,8 +6,9 @@
  */
 
 import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { waitFor } from '@conch/core/testing';
 import { describe, expect, it } from 'vitest';
-import { conchOnTty, waitUntil } from './harness.js';
+import { conchOnTty } from './harness.js';
 import { isolatedForPerson, sharedSession } from './share-helpers.js';
 import { useSshHome } from './ssh-home.js';
 
@@ -43,13 +44,13 @@ describe('a person and an agent in the same SSH session', () => {
     expect(sid).toBeDefined();
     const shared = sharedSession(home, sid);
     const view = conchOnTty(['attach', sid!], home.env as Record<string, string>);
-    await waitUntil(() => view.text.includes(`attached to ${sid}`), 'attached', 60_000);
+    await waitFor(() => view.text.includes(`attached to ${sid}`), { timeoutMs: 60_000, what: 'attached' });
 
     const notes = `/tmp/conch-share-ssh-${process.pid}.txt`;
     rmSync(notes, { force: true });
     try {
       view.term.write(`cat > ${notes}\r`);
-      await waitUntil(() => running('cat', notes), 'cat runs on the remote host');
+      await waitFor(() => running('cat', notes), { what: 'cat runs on the remote host' });
       view.term.write('person line\r');
       const agent = await shared.exec('echo agent-$((40+2)); exit 5');
       expect(agent).toMatchObject(isolatedForPerson('agent-42', 5));
@@ -58,16 +59,18 @@ describe('a person and an agent in the same SSH session', () => {
         attached: { viewers: 1, holds_terminal: true },
       });
       view.term.write('\u0004');
-      await waitUntil(() => !running('cat', notes), 'cat ended');
+      await waitFor(() => !running('cat', notes), { what: 'cat ended' });
       expect(readFileSync(notes, 'utf8')).toBe('person line\n');
       await shared.expectNoneAwaitingInput();
 
       view.term.write('echo half-');
-      await waitUntil(() => view.text.includes('echo half-'), 'the half line is echoed');
+      await waitFor(() => view.text.includes('echo half-'), { what: 'the half line is echoed' });
       const aside = await shared.exec('echo aside');
       expect(aside).toMatchObject(isolatedForPerson('aside'));
       view.term.write('typed\r');
-      await waitUntil(() => /(?<!echo )half-typed\r/.test(view.text), 'the person line ran unchanged');
+      await waitFor(() => /(?<!echo )half-typed\r/.test(view.text), {
+        what: 'the person line ran unchanged',
+      });
       await expect.poll(async () => (await shared.exec('echo in-shell')).isolated).toBeUndefined();
       expect(view.text).not.toContain('__conch');
       await shared.expectNoneAwaitingInput();

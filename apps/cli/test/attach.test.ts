@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   BIN,
@@ -9,7 +10,6 @@ import {
   killTerminals,
   startDaemonWithConfig as startDaemon,
   type TtyRun,
-  waitUntil,
 } from './harness.js';
 
 let home: CliHome;
@@ -40,35 +40,32 @@ describe('conch attach under a real pseudo-terminal', () => {
     const originalSize = before.stdout.trim();
 
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
     expect(view.text).not.toContain('read-only');
 
     // The agent's command shows live in the person's terminal: its own text, then its output.
     const agent = await home.conch(['exec', '--', 'echo agent-$((40+2))']);
     expect(agent.code).toBe(0);
     expect(agent.stdout).toContain('agent-42');
-    await waitUntil(() => view.text.includes('agent-42'), 'the agent output is shown');
+    await waitFor(() => view.text.includes('agent-42'), { what: 'the agent output is shown' });
     expect(view.text).toContain('echo agent-$((40+2))');
 
     // The person types a command: it runs in the session.
     view.term.write('echo typed-$((6*7))\r');
-    await waitUntil(() => view.text.includes('typed-42'), 'the typed command ran');
+    await waitFor(() => view.text.includes('typed-42'), { what: 'the typed command ran' });
 
     // The window size is forwarded: the session's terminal follows it.
     view.term.resize(90, 20);
-    let size = '';
-    for (const deadline = Date.now() + 20_000; size !== '20 90'; ) {
-      if (Date.now() > deadline)
-        throw new Error(`the session did not follow the window: stty size says ${size}`);
-      size = (await home.conch(['exec', '--', 'stty size'])).stdout.trim();
-    }
+    await waitFor(async () => (await home.conch(['exec', '--', 'stty size'])).stdout.trim() === '20 90', {
+      what: 'the session to follow the window (stty size 20 90)',
+    });
 
     // conch's completion markers and the line it types never show.
     expect(view.text).not.toContain('\u001b]6973;');
     expect(view.text).not.toContain('__conch');
 
     view.term.write('\u001d');
-    await waitUntil(() => view.exitCode !== undefined, 'attach exited after ctrl+]');
+    await waitFor(() => view.exitCode !== undefined, { what: 'attach exited after ctrl+]' });
     expect(view.exitCode).toBe(0);
     expect(view.text).toContain('detached from default');
 
@@ -85,14 +82,14 @@ describe('conch attach under a real pseudo-terminal', () => {
     const created = await home.conch(['exec', '--', 'true']);
     expect(created.code).toBe(0);
     const unknown = attach(['nope']);
-    await waitUntil(() => unknown.exitCode !== undefined, 'attach to an unknown session exits');
+    await waitFor(() => unknown.exitCode !== undefined, { what: 'attach to an unknown session exits' });
     expect(unknown.exitCode).toBe(1);
     expect(unknown.text).toContain('Invalid session_id: "nope"');
 
     const view = attach(['default']);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
     expect((await home.conch(['close', 'default'])).code).toBe(0);
-    await waitUntil(() => view.exitCode !== undefined, 'attach exits when the shell ends');
+    await waitFor(() => view.exitCode !== undefined, { what: 'attach exits when the shell ends' });
     expect(view.exitCode).toBe(0);
     expect(view.text).toContain('the shell of default ended');
   });
@@ -111,23 +108,23 @@ describe('conch attach under a command policy', () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
 
     const watching = attach(['default']);
-    await waitUntil(() => watching.text.includes('read-only'), 'attached read-only');
+    await waitFor(() => watching.text.includes('read-only'), { what: 'attached read-only' });
     watching.term.write('echo typed-$((6*7))\r');
-    await waitUntil(() => watching.text.includes('keystrokes are not sent'), 'the read-only notice');
+    await waitFor(() => watching.text.includes('keystrokes are not sent'), { what: 'the read-only notice' });
     // The keystrokes went nowhere: the agent's next command runs cleanly and is shown, the typed one never.
     const agent = await home.conch(['exec', '--', 'echo agent-$((40+2))']);
     expect(agent.stdout.trim()).toBe('agent-42');
-    await waitUntil(() => watching.text.includes('agent-42'), 'the agent output is shown');
+    await waitFor(() => watching.text.includes('agent-42'), { what: 'the agent output is shown' });
     expect(watching.text).not.toContain('typed-42');
     watching.term.write('\u001d');
-    await waitUntil(() => watching.exitCode !== undefined, 'detached');
+    await waitFor(() => watching.exitCode !== undefined, { what: 'detached' });
 
     const person = attach(['--take-over', 'default']);
-    await waitUntil(() => person.text.includes('attached to default'), 'attached with input');
+    await waitFor(() => person.text.includes('attached to default'), { what: 'attached with input' });
     person.term.write('echo took-$((6*7))\r');
-    await waitUntil(() => person.text.includes('took-42'), 'the typed command ran');
+    await waitFor(() => person.text.includes('took-42'), { what: 'the typed command ran' });
     person.term.write('\u001d');
-    await waitUntil(() => person.exitCode !== undefined, 'detached');
+    await waitFor(() => person.exitCode !== undefined, { what: 'detached' });
     const records = readFileSync(audit, 'utf8')
       .trim()
       .split('\n')

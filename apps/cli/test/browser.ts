@@ -6,8 +6,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { type BrowserContext, chromium } from 'playwright-core';
-import { waitUntil } from './harness.js';
 import { liveProcessesWhose } from './share-helpers.js';
 
 /** The browser the tests use. */
@@ -51,10 +51,9 @@ export async function launchBrowser(viewport = { width: 1400, height: 1000 }): P
     async close() {
       try {
         await context.close();
-        await waitUntil(
-          () => liveProcessesWhose('cmdline', profile).length === 0,
-          'no chromium process is left',
-        );
+        await waitFor(() => liveProcessesWhose('cmdline', profile).length === 0, {
+          what: 'no chromium process is left',
+        });
       } finally {
         // A browser that did not end is a failure above; it must not outlive the test either.
         for (const pid of liveProcessesWhose('cmdline', profile)) {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import {
   type FakeModel,
   type OpencodeTestEnv,
@@ -9,7 +10,7 @@ import {
   withoutOpencode,
 } from '@conch/delegate/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { type CliHome, createHome, waitUntil } from './harness.js';
+import { type CliHome, createHome } from './harness.js';
 
 let model: FakeModel;
 let env: OpencodeTestEnv;
@@ -63,7 +64,7 @@ test('conch delegate runs a task through OpenCode, continues it, and OpenCode st
 
   expect(processesUnder(env.root).length).toBeGreaterThan(0);
   await home.conch(['daemon', 'stop']);
-  await waitUntil(() => processesUnder(env.root).length === 0, 'OpenCode has stopped');
+  await waitFor(() => processesUnder(env.root).length === 0, { what: 'OpenCode has stopped' });
 }, 180_000);
 
 test('conch delegate with an unknown agent is a usage-level conch error before anything runs', async () => {

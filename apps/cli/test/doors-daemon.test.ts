@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readlinkSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { procStatusKb } from '@conch/node/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -19,8 +20,6 @@ import {
   isRunning,
   killTerminals,
   relayClient,
-  waitUntil,
-  waitUntilAsync,
 } from './harness.js';
 
 let home: CliHome;
@@ -83,7 +82,7 @@ describe('status and stop', () => {
     expect((await home.conch(['daemon', 'start'])).code).toBe(0);
     const pid = home.daemonPid() as number;
     unlinkSync(join(daemonDir(), 'daemon.sock'));
-    await waitUntil(() => !isRunning(pid), 'the daemon without its socket has exited');
+    await waitFor(() => !isRunning(pid), { what: 'the daemon without its socket has exited' });
     const next = await home.conch(['exec', '--', 'echo again']);
     expect(next.code).toBe(0);
     expect(home.daemonPid()).not.toBe(pid);
@@ -100,7 +99,7 @@ describe('status and stop', () => {
     expect(status).toMatchObject({ running: true, pid });
     const stop = await home.conch(['daemon', 'stop']);
     expect(stop.stdout).toContain('stopped');
-    await waitUntil(() => !isRunning(pid), 'the daemon has stopped');
+    await waitFor(() => !isRunning(pid), { what: 'the daemon has stopped' });
     expect((await home.conch(['daemon', 'status'])).code).toBe(3);
   });
 });
@@ -110,7 +109,7 @@ describe('a restart is said', () => {
     expect((await home.conch(['exec', '--', 'cd /tmp'])).code).toBe(0);
     const dead = home.daemonPid() as number;
     process.kill(dead, 'SIGKILL');
-    await waitUntil(() => !isRunning(dead), 'the daemon is dead');
+    await waitFor(() => !isRunning(dead), { what: 'the daemon is dead' });
     const next = await home.conch(['exec', '--', 'pwd']);
     expect(next.code).toBe(0);
     expect(next.stderr).toContain('daemon');
@@ -123,7 +122,7 @@ describe('a restart is said', () => {
     expect((await home.conch(['daemon', 'start'])).code).toBe(0);
     const pid = home.daemonPid() as number;
     const running = home.conch(['exec', '--', 'sleep 60']);
-    await waitUntilAsync(running60, 'the command runs');
+    await waitFor(running60, { what: 'the command runs' });
     process.kill(pid, 'SIGKILL');
     const run = await running;
     expect(run.code).toBe(1);
@@ -138,7 +137,7 @@ describe('a restart is said', () => {
       await client.callTool({ name: 'execute', arguments: { command: 'cd /tmp' } });
       const dead = home.daemonPid() as number;
       const inFlight = client.callTool({ name: 'execute', arguments: { command: 'sleep 60' } });
-      await waitUntilAsync(running60, 'the command runs');
+      await waitFor(running60, { what: 'the command runs' });
       process.kill(dead, 'SIGKILL');
       await expect(inFlight).rejects.toThrow(/daemon stopped/);
       const next = await client.callTool({ name: 'execute', arguments: { command: 'echo back' } });
@@ -153,9 +152,9 @@ describe('a restart is said', () => {
 describe('ctrl+c during a streaming conch exec', () => {
   it('prints the command id and how to read or kill it, exits 130, and the command keeps running', async () => {
     const run = conchOnTty(['exec', '--', 'echo started; sleep 60'], home.env as Record<string, string>);
-    await waitUntil(() => run.text.includes('started'), 'the output streams');
+    await waitFor(() => run.text.includes('started'), { what: 'the output streams' });
     run.term.write('\u0003');
-    await waitUntil(() => run.exitCode !== undefined, 'conch exits');
+    await waitFor(() => run.exitCode !== undefined, { what: 'conch exits' });
     expect(run.exitCode).toBe(130);
     const id = /(c_[a-z0-9]{10})/.exec(run.text)?.[1] as string;
     expect(id, run.text).toBeDefined();
@@ -172,7 +171,7 @@ describe('a viewer that stops reading', () => {
     expect((await home.conch(['exec', '--', 'true'])).code).toBe(0);
     const pid = home.daemonPid() as number;
     const view = conchOnTty(['attach', 'default'], home.env as Record<string, string>);
-    await waitUntil(() => view.text.includes('attached to default'), 'attached');
+    await waitFor(() => view.text.includes('attached to default'), { what: 'attached' });
     const before = procStatusKb(pid, 'VmRSS') as number;
     process.kill(view.term.pid, 'SIGSTOP');
     try {
@@ -195,6 +194,6 @@ describe('a viewer that stops reading', () => {
       process.kill(view.term.pid, 'SIGCONT');
     }
     view.term.write('\u001d');
-    await waitUntil(() => view.exitCode !== undefined, 'the viewer detached');
+    await waitFor(() => view.exitCode !== undefined, { what: 'the viewer detached' });
   });
 });

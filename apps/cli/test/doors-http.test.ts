@@ -7,11 +7,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { waitFor } from '@conch/core/testing';
 import { openFds } from '@conch/node/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import { BIN, type CliHome, createHome, isRunning } from './harness.js';
 
 let home: CliHome;
 let server: ChildProcess | undefined;
@@ -23,7 +24,7 @@ afterEach(async () => {
   const pid = server?.pid;
   if (pid !== undefined && isRunning(pid)) {
     server?.kill('SIGTERM');
-    await waitUntil(() => !isRunning(pid), 'the HTTP server is gone');
+    await waitFor(() => !isRunning(pid), { what: 'the HTTP server is gone' });
   }
   server = undefined;
   await home.dispose();
@@ -109,7 +110,9 @@ describe('conch mcp --http holds its resources', () => {
     const first = await openSession(url);
     expect((await post(url, ping, { 'mcp-session-id': first })).status).toBe(200);
     // Left idle for more than a second, it is closed (the test waits for the server to say so).
-    await waitUntil(() => serverLog.includes('MCP session closed why=idle'), 'the idle session is closed');
+    await waitFor(() => serverLog.includes('MCP session closed why=idle'), {
+      what: 'the idle session is closed',
+    });
     expect((await post(url, ping, { 'mcp-session-id': first })).status).toBe(404);
 
     const a = await openSession(url);

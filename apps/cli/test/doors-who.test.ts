@@ -7,11 +7,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { BIN, type CliHome, createHome, isRunning, relayClient, startDaemon, waitUntil } from './harness.js';
+import { BIN, type CliHome, createHome, isRunning, relayClient, startDaemon } from './harness.js';
 
 let home: CliHome;
 const servers: ChildProcess[] = [];
@@ -23,7 +24,7 @@ afterEach(async () => {
     const pid = server.pid;
     if (pid !== undefined && isRunning(pid)) {
       server.kill('SIGTERM');
-      await waitUntil(() => !isRunning(pid), 'the server is gone');
+      await waitFor(() => !isRunning(pid), { what: 'the server is gone' });
     }
   }
   await home.dispose();
@@ -101,7 +102,9 @@ describe('the relay is an agent’s door: a person’s methods are refused on it
         params: { session_id: 'default', take_over: true, client_pid: 1 },
       });
       send({ jsonrpc: '2.0', id: 2, method: 'conch/input', params: { attach_id: 'x', data: '' } });
-      await waitUntil(() => answers().filter((a) => a.id === 1 || a.id === 2).length === 2, 'both answers');
+      await waitFor(() => answers().filter((a) => a.id === 1 || a.id === 2).length === 2, {
+        what: 'both answers',
+      });
       for (const id of [1, 2]) {
         const answer = answers().find((a) => a.id === id);
         expect(answer?.result, JSON.stringify(answer)).toBeUndefined();

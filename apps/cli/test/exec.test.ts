@@ -1,7 +1,8 @@
+import { waitFor } from '@conch/core/testing';
 import { pidsWithEnv } from '@conch/node/testing';
 import { VERB_PARAMETERS } from '@conch/service';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type CliHome, connectDaemonMcp, createHome, isRunning, waitUntil } from './harness.js';
+import { type CliHome, connectDaemonMcp, createHome, isRunning } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
@@ -133,16 +134,15 @@ describe('the daemon', () => {
     // Both shells, the isolated command's wrapper, and both sleeps.
     expect(started.length).toBeGreaterThanOrEqual(4);
     process.kill(dead as number, 'SIGKILL');
-    await waitUntil(() => !isRunning(dead as number), 'the daemon is dead');
+    await waitFor(() => !isRunning(dead as number), { what: 'the daemon is dead' });
     const next = await home.conch(['exec', '--', 'echo alive']);
     expect(next.code).toBe(0);
     expect(next.stdout).toContain('alive');
     expect(home.daemonPid()).not.toBe(dead);
     try {
-      await waitUntil(
-        () => processesOwnedBy(dead as number).length === 0,
-        "the dead daemon's processes are gone",
-      );
+      await waitFor(() => processesOwnedBy(dead as number).length === 0, {
+        what: "the dead daemon's processes are gone",
+      });
     } finally {
       // Leave nothing behind even when the check fails.
       for (const pid of processesOwnedBy(dead as number)) process.kill(pid, 'SIGKILL');

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@conch/core/testing';
 import { isAlive } from '@conch/node/testing';
 import * as pty from '@lydell/node-pty';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -31,28 +32,6 @@ export interface Run {
 
 /** True while `pid` exists and is not a zombie (the one /proc helper, from `@conch/node/testing`). */
 export const isRunning: (pid: number) => boolean = isAlive;
-
-/** Polls `check` until true; fails after `timeoutMs` (a bound on a condition, not a timed assertion). */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-/** Polls the async `check` until true; fails after `timeoutMs` (a bound on a condition, not a timed assertion). */
-export async function waitUntilAsync(
-  check: () => Promise<boolean>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** A private daemon home and a runner of the built binary in it. */
 export interface CliHome {
@@ -105,7 +84,7 @@ export function createHome(): CliHome {
     async dispose() {
       const pid = daemonPid();
       await conch(['daemon', 'stop']);
-      if (pid !== undefined) await waitUntil(() => !isRunning(pid), `daemon ${pid} is gone`);
+      if (pid !== undefined) await waitFor(() => !isRunning(pid), { what: `daemon ${pid} is gone` });
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -138,7 +117,7 @@ export async function startDaemonWithConfig(home: CliHome, config: object): Prom
     detached: true,
   });
   daemon.unref();
-  await waitUntil(() => home.daemonPid() === daemon.pid, 'the daemon with the config is up');
+  await waitFor(() => home.daemonPid() === daemon.pid, { what: 'the daemon with the config is up' });
 }
 
 /** `conch` running on a real pseudo-terminal: what it printed so far, and its exit code once it exits. */
@@ -173,7 +152,7 @@ export async function killTerminals(): Promise<void> {
   for (const term of terminals.splice(0)) {
     const pid = term.pid;
     if (isRunning(pid)) term.kill('SIGKILL');
-    await waitUntil(() => !isRunning(pid), 'the conch client on a terminal is gone');
+    await waitFor(() => !isRunning(pid), { what: 'the conch client on a terminal is gone' });
   }
 }
 
@@ -188,7 +167,7 @@ export async function startDaemon(home: CliHome, args: readonly string[]): Promi
     detached: true,
   });
   daemon.unref();
-  await waitUntil(() => home.daemonPid() === daemon.pid, 'the daemon with its settings is up');
+  await waitFor(() => home.daemonPid() === daemon.pid, { what: 'the daemon with its settings is up' });
   return daemon;
 }
 

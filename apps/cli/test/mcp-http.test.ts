@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { waitFor } from '@conch/core/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import { BIN, type CliHome, createHome, isRunning } from './harness.js';
 
 let home: CliHome | undefined;
 let server: ChildProcess | undefined;
@@ -11,7 +12,7 @@ afterEach(async () => {
   if (server?.pid && isRunning(server.pid)) {
     server.kill('SIGTERM');
     const pid = server.pid;
-    await waitUntil(() => !isRunning(pid), 'the HTTP server is gone');
+    await waitFor(() => !isRunning(pid), { what: 'the HTTP server is gone' });
   }
   await home?.dispose();
 });

@@ -6,8 +6,9 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { describe, expect, it } from 'vitest';
-import { conchOnTty, waitUntil } from './harness.js';
+import { conchOnTty } from './harness.js';
 import { useSshHome } from './ssh-home.js';
 
 const ssh = useSshHome();
@@ -26,18 +27,24 @@ const sshArgs = () => [
 describe('conch ssh asks the person on the terminal about an unknown host key', () => {
   it('no refuses the key; yes connects and records it in known_hosts', async () => {
     const declined = conchOnTty(sshArgs(), env());
-    await waitUntil(() => declined.text.includes('[y/N]'), 'the host key question', 60_000);
+    await waitFor(() => declined.text.includes('[y/N]'), {
+      timeoutMs: 60_000,
+      what: 'the host key question',
+    });
     expect(declined.text).toContain(`Fingerprint: ${ssh.fx.fingerprint('a')}`);
     expect(declined.text).toContain(`Port: ${ssh.sshd.port}`);
     declined.term.write('n\r');
-    await waitUntil(() => declined.exitCode !== undefined, 'conch ssh ends', 60_000);
+    await waitFor(() => declined.exitCode !== undefined, { timeoutMs: 60_000, what: 'conch ssh ends' });
     expect(declined.exitCode).toBe(1);
     expect(existsSync(knownHosts())).toBe(false);
 
     const accepted = conchOnTty(sshArgs(), env());
-    await waitUntil(() => accepted.text.includes('[y/N]'), 'the host key question', 60_000);
+    await waitFor(() => accepted.text.includes('[y/N]'), {
+      timeoutMs: 60_000,
+      what: 'the host key question',
+    });
     accepted.term.write('y\r');
-    await waitUntil(() => accepted.exitCode !== undefined, 'conch ssh ends', 60_000);
+    await waitFor(() => accepted.exitCode !== undefined, { timeoutMs: 60_000, what: 'conch ssh ends' });
     expect(accepted.exitCode).toBe(0);
     expect(accepted.text).toMatch(/s_[a-z0-9]{6,}\r?\n/);
     expect(readFileSync(knownHosts(), 'utf8')).toContain(ssh.fx.knownHostsLine(ssh.sshd.port, 'a'));

@@ -1,16 +1,9 @@
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  BIN,
-  type CliHome,
-  conchOnTty,
-  createHome,
-  killTerminals,
-  type TtyRun,
-  waitUntil,
-} from './harness.js';
+import { BIN, type CliHome, conchOnTty, createHome, killTerminals, type TtyRun } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
@@ -57,13 +50,13 @@ const SPINNER = /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .* [0-9]+\.[0-9]s/;
 describe('human output on a terminal', () => {
   it('colours only on a TTY and never with NO_COLOR', async () => {
     const coloured = onTty(['exec', '--', 'exit 3'], envWith(false));
-    await waitUntil(() => coloured.exitCode !== undefined, 'conch exits');
+    await waitFor(() => coloured.exitCode !== undefined, { what: 'conch exits' });
     expect(coloured.exitCode).toBe(3);
     expect(coloured.text).toContain('exit 3');
     expect(coloured.text).toMatch(/\u001b\[31m\[exit 3\]/);
 
     const plain = onTty(['exec', '--', 'exit 3'], envWith(true));
-    await waitUntil(() => plain.exitCode !== undefined, 'conch exits');
+    await waitFor(() => plain.exitCode !== undefined, { what: 'conch exits' });
     expect(plain.text).toContain('[exit 3]');
     expect(plain.text).not.toMatch(SGR);
 
@@ -75,7 +68,7 @@ describe('human output on a terminal', () => {
 
   it('shows a spinner with the elapsed time while waiting, on a TTY only', async () => {
     const waiting = onTty(['exec', '--', 'echo started; sleep 2; echo finished'], envWith(true));
-    await waitUntil(() => waiting.exitCode !== undefined, 'conch exits');
+    await waitFor(() => waiting.exitCode !== undefined, { what: 'conch exits' });
     expect(waiting.exitCode).toBe(0);
     expect(waiting.text).toMatch(SPINNER);
     expect(waiting.text).toContain('finished');
@@ -90,11 +83,11 @@ describe('human output on a terminal', () => {
     const command = `echo first-$((1+1)); while [ ! -e ${gate} ]; do sleep 0.05; done; echo second-$((2+2)); exit 4`;
     const streaming = onTty(['exec', '--', command], envWith(true));
     // The first line shows while the command still runs (it waits for the gate the test opens).
-    await waitUntil(() => streaming.text.includes('first-2'), 'the first line is streamed');
+    await waitFor(() => streaming.text.includes('first-2'), { what: 'the first line is streamed' });
     expect(streaming.exitCode).toBeUndefined();
     expect(streaming.text).not.toContain('second-4');
     writeFileSync(gate, '');
-    await waitUntil(() => streaming.exitCode !== undefined, 'conch exits');
+    await waitFor(() => streaming.exitCode !== undefined, { what: 'conch exits' });
     expect(streaming.exitCode).toBe(4);
     expect(streaming.text).toContain('second-4');
     // Each line once: the streamed output is not printed again at the end.
@@ -119,9 +112,9 @@ describe('human output on a terminal', () => {
     expect(id).toBeDefined();
 
     const respond = onTty(['respond', id as string, '--secret'], envWith(true));
-    await waitUntil(() => respond.text.includes(`Input for ${id}:`), 'the prompt');
+    await waitFor(() => respond.text.includes(`Input for ${id}:`), { what: 'the prompt' });
     respond.term.write('hunter2-secret\r');
-    await waitUntil(() => respond.exitCode !== undefined, 'conch respond exits');
+    await waitFor(() => respond.exitCode !== undefined, { what: 'conch respond exits' });
     expect(respond.exitCode).toBe(0);
     expect(respond.text).toContain('got 14 chars');
     expect(respond.text, respond.text).not.toContain('hunter2');

@@ -7,8 +7,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, createHome, isRunning, waitUntil } from './harness.js';
+import { BIN, type CliHome, createHome, isRunning } from './harness.js';
 
 let home: CliHome;
 let foreground: ChildProcess | undefined;
@@ -18,7 +19,7 @@ beforeEach(() => {
 afterEach(async () => {
   await home.dispose();
   const pid = foreground?.pid;
-  if (pid !== undefined) await waitUntil(() => !isRunning(pid), 'the foreground daemon is gone');
+  if (pid !== undefined) await waitFor(() => !isRunning(pid), { what: 'the foreground daemon is gone' });
   foreground = undefined;
 });
 
@@ -53,7 +54,7 @@ describe('the CLI words hints with its own commands', () => {
       env: home.env,
       stdio: 'ignore',
     });
-    await waitUntil(() => home.daemonPid() === foreground?.pid, 'the configured daemon answers');
+    await waitFor(() => home.daemonPid() === foreground?.pid, { what: 'the configured daemon answers' });
     expect((await home.conch(['exec', '--background', '--', 'sleep 30'])).code).toBe(0);
     const refused = await home.conch(['exec', '--background', '--', 'sleep 31']);
     expect(refused.code).toBe(1);

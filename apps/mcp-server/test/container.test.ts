@@ -12,8 +12,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PodmanService, podmanAvailable, startPodmanService } from '@conch/container/testing';
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandResult, type ServerHandle, type StartOptions, startServer, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, type StartOptions, startServer } from './harness.js';
 
 /** The Session of create_container as the tests read it. */
 interface ContainerSession {

@@ -13,9 +13,10 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CommandResult, type ServerHandle, startServer, type ToolCall, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer, type ToolCall } from './harness.js';
 
 let fx: SshFixture;
 let sshd: Sshd;

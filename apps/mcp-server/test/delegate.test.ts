@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import {
   type FakeModel,
   type OpencodeTestEnv,
@@ -10,10 +11,6 @@ import {
 } from '@conch/delegate/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startServer } from './harness.js';
-
-async function until(predicate: () => boolean): Promise<void> {
-  while (!predicate()) await new Promise((r) => setTimeout(r, 50));
-}
 
 let model: FakeModel;
 let env: OpencodeTestEnv;
@@ -50,7 +47,10 @@ describe('delegate_task in conch-mcp', () => {
     } finally {
       await h.close();
     }
-    await until(() => processesUnder(env.root).length === 0);
+    await waitFor(() => processesUnder(env.root).length === 0, {
+      timeoutMs: 60_000,
+      what: 'OpenCode processes to exit',
+    });
   }, 120_000);
 
   test('not listed for a user without OpenCode: conch-mcp installs none of its own', async () => {

@@ -1,5 +1,6 @@
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive, waitFor } from './harness.js';
+import { isAlive } from './harness.js';
 import { type RawServer, startRawServer, structured } from './raw-client.js';
 import { TARGETS } from './targets.js';
 

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { pidsWithEnv, processCmdline, processTree } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 
 /** Checks that `output` is a compact screen: no padded rows, no runs of empty rows, at most a screenful. */
 function expectCompactScreen(output: string, rowsCount = 50): void {

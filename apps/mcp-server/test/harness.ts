@@ -50,6 +50,8 @@ export interface CommandResult {
   cwd_changed?: true;
   isolated?: boolean;
   duration_ms: number;
+  /** The pause that ended a call that returned for silence (seconds). */
+  pause_timeout?: number;
   /** Present only when the call cut the output. */
   output_info?: {
     bytes_total: number;
@@ -248,33 +250,6 @@ export async function startServer(options: StartOptions = {}): Promise<ServerHan
       await door.stop();
     },
   };
-}
-
-/** Waits until `condition` returns a truthy value (polling), or throws after `timeoutMs`. */
-export async function waitFor<T>(
-  condition: () => T | Promise<T>,
-  {
-    timeoutMs = 20_000,
-    intervalMs = 50,
-    what = 'condition',
-  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<Exclude<T, undefined | null | false | 0 | ''>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await condition();
-      if (value) return value as Exclude<T, undefined | null | false | 0 | ''>;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 /**

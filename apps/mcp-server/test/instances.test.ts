@@ -5,12 +5,14 @@
  * the next start, and only those whose instance is gone, and so are the processes it left (found by its
  * owner tag, with the process facts in use: `/proc`, or `ps` with CONCH_PROCESS_FACTS=ps).
  */
+
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { pidsWithEnv, processEnvValue, processTree } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
-import { BIN, type CommandResult, descendants, isAlive, startServer, waitFor } from './harness.js';
+import { BIN, type CommandResult, descendants, isAlive, startServer } from './harness.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'client-that-dies.mjs');
 
@@ -136,7 +138,7 @@ describe('a SIGKILLed server leaves no processes', () => {
       process.kill(victim.pid, 'SIGKILL');
       await waitFor(() => !isAlive(victim.pid), { what: 'the killed server to be gone' });
       await victim.close().catch(() => {});
-      // The escapees outlive their server (no parent-death signal reaches them).
+      // The escaped processes outlive their server (no parent-death signal reaches them).
       expect(escaped.some((pid) => isAlive(pid))).toBe(true);
       const next = await startServer();
       try {

@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterAll, describe, expect, test } from 'vitest';
-import { startServer, waitFor } from './harness.js';
+import { startServer } from './harness.js';
 
 /** The server's phases of one call, in the order they happen (CALL_PHASES of @conch/core). */
 const PHASES = ['received', 'handler', 'typed', 'shell_done', 'rendered', 'replying'];

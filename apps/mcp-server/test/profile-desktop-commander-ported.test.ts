@@ -11,8 +11,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DcResult as Dc, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type DcResult as Dc, isAlive, type ServerHandle, startServer } from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-dc-ported-'));
 /** Every process a test started: all must be gone once the servers closed. */

@@ -14,8 +14,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import { isAlive, type ServerHandle, startServer } from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-originals-ported-'));
 /** Every process a test started: all must be gone once the servers closed. */

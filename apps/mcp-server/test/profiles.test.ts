@@ -8,17 +8,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { findOpencode } from '@conch/delegate';
 import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import {
-  type DcResult as Dc,
-  descendants,
-  isAlive,
-  type ServerHandle,
-  startServer,
-  waitFor,
-} from './harness.js';
+import { type DcResult as Dc, descendants, isAlive, type ServerHandle, startServer } from './harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'conch-profiles-'));
 /** Every OS pid a test saw; all must be gone once the servers closed. */

@@ -5,7 +5,8 @@
  */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { isAlive, waitFor } from './harness.js';
+import { waitFor } from '@conch/core/testing';
+import { isAlive } from './harness.js';
 import { openDoor, type Target } from './targets.js';
 
 /** One JSON-RPC message from the server. */

@@ -6,10 +6,12 @@
  * that stops reading its input, a 10 MB single line, binary output, invalid UTF-8 and a full spill
  * directory. Each survived fault is counted into `.reliability/faults.json`.
  */
+
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import {
   isAlive,
   pidsWithEnv,
@@ -18,7 +20,7 @@ import {
   writeReliabilityReport,
 } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 import { TARGETS } from './targets.js';
 
 let h: ServerHandle;
@@ -211,7 +213,7 @@ describe.each(TARGETS)('SIGKILL of the server (%s)', (target) => {
     await victim.exec('export SOME_TOKEN=t-1; seq 1 100000');
     const bg = await victim.exec("setsid sh -c 'sleep 420 &'; sleep 421", { background: true });
     await waitFor(() => pidsWithEnv('CONCH_COMMAND_ID', bg.command_id).length >= 2, {
-      what: 'the background command and its escapee',
+      what: 'the background command and its escaped process',
     });
     const owner = processEnvValue(processTree(victim.pid)[1]!, 'CONCH_OWNER');
     expect(owner).toBeDefined();
@@ -224,7 +226,7 @@ describe.each(TARGETS)('SIGKILL of the server (%s)', (target) => {
     const next = await startServer({ env, target });
     try {
       await next.exec('echo restarted');
-      // The setsid escapee outlived its shell; the restart reaped it with the rest.
+      // The setsid escaped process outlived its shell; the restart reaped it with the rest.
       await waitFor(() => pidsWithEnv('CONCH_OWNER', owner).length === 0, {
         what: 'no process of the dead server',
       });

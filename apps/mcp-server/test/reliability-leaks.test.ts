@@ -5,9 +5,10 @@
  * child processes are back to their baseline and its resident memory is stable. Each resource not back
  * to its baseline counts into `.reliability/leaks.json`.
  */
+import { waitFor } from '@conch/core/testing';
 import { openFds, processTree, procStatusKb, writeReliabilityReport } from '@conch/node/testing';
 import { afterAll, describe, expect, test } from 'vitest';
-import { type CommandResult, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type CommandResult, type ServerHandle, startServer } from './harness.js';
 import { TARGETS } from './targets.js';
 
 const COMMANDS = 1000;

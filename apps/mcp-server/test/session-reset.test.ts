@@ -1,5 +1,6 @@
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type CommandResult, isAlive, type ServerHandle, startServer, waitFor } from './harness.js';
+import { type CommandResult, isAlive, type ServerHandle, startServer } from './harness.js';
 
 interface SessionRow {
   session_id: string;

@@ -16,6 +16,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@conch/core/testing';
 import { isAlive } from '@conch/node/testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -133,11 +134,16 @@ export async function openDoor(target: Target, options: DoorOptions = {}): Promi
     }),
   );
   const socket = join(home, 'daemon.sock');
-  for (const deadline = Date.now() + 30_000; !(await socketAnswers(socket)); ) {
-    if (exitCode !== undefined) throw new Error(`the daemon exited (${exitCode}): ${log}`);
-    if (Date.now() > deadline) throw new Error(`the daemon did not answer on ${socket}: ${log}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const up = await waitFor(
+    async () => (exitCode !== undefined ? 'exited' : (await socketAnswers(socket)) && 'up'),
+    {
+      timeoutMs: 30_000,
+      what: `the daemon to answer on ${socket}`,
+    },
+  ).catch((error: unknown) => {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}: ${log}`);
+  });
+  if (up === 'exited') throw new Error(`the daemon exited (${exitCode}): ${log}`);
   const pid = daemon.pid as number;
   const client =
     target === 'daemon'
@@ -155,8 +161,9 @@ export async function openDoor(target: Target, options: DoorOptions = {}): Promi
       const timer = setTimeout(() => daemon.kill('SIGKILL'), 15_000);
       const code = await exited;
       clearTimeout(timer);
-      for (const deadline = Date.now() + 10_000; isAlive(pid) && Date.now() < deadline; )
-        await new Promise((r) => setTimeout(r, 25));
+      await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, what: 'the daemon to be gone' }).catch(
+        () => undefined,
+      );
       rmSync(dir, { recursive: true, force: true });
       return code;
     },

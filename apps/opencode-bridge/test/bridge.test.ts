@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@conch/core/testing';
 import {
   type FakeModel,
   type OpencodeTestEnv,
@@ -13,10 +14,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/bin.js');
-
-async function until(predicate: () => boolean): Promise<void> {
-  while (!predicate()) await new Promise((r) => setTimeout(r, 50));
-}
 
 let model: FakeModel;
 let env: OpencodeTestEnv;
@@ -91,7 +88,10 @@ describe('conch-opencode', () => {
 
     expect(processesUnder(env.root).length).toBeGreaterThan(0);
     await client.close();
-    await until(() => processesUnder(env.root).length === 0);
+    await waitFor(() => processesUnder(env.root).length === 0, {
+      timeoutMs: 60_000,
+      what: 'OpenCode processes to exit',
+    });
   }, 120_000);
 
   it('without opencode: DELEGATE_UNAVAILABLE with an install hint, and the bridge keeps serving', async () => {
@@ -125,7 +125,10 @@ describe('conch-opencode', () => {
     await expect(call).rejects.toThrow();
     await model.until(() => model.closedEarly > closedBefore);
     await client.close();
-    await until(() => processesUnder(env.root).length === 0);
+    await waitFor(() => processesUnder(env.root).length === 0, {
+      timeoutMs: 60_000,
+      what: 'OpenCode processes to exit',
+    });
   }, 120_000);
 
   it('a bridge killed with SIGKILL leaves no opencode behind', async () => {
@@ -141,7 +144,10 @@ describe('conch-opencode', () => {
     const pid = transport.pid;
     expect(pid).not.toBeNull();
     process.kill(pid as number, 'SIGKILL');
-    await until(() => processesUnder(env.root).length === 0);
+    await waitFor(() => processesUnder(env.root).length === 0, {
+      timeoutMs: 60_000,
+      what: 'OpenCode processes to exit',
+    });
     await client.close().catch(() => undefined);
   }, 120_000);
 });

@@ -5,7 +5,7 @@
  * the shared start-up script (cwd, environment, terminal size, a start marker carrying its PID inside the
  * container) from a private file; the runtime makes each exec a session and process-group leader, so a
  * command's tree is the exec's session plus whatever carries its `CONCH_COMMAND_ID` marker. The host
- * scripts (kill, probe, marked processes, signal) and file writes run on a few long-lived helper shells
+ * scripts (kill, probe, escaped processes, signal) and file writes run on a few long-lived helper shells
  * ({@link ScriptHelpers}). Private files live in a `mktemp -d` directory (0700) inside the container.
  *
  * The container is the host: when it stops, or the engine cannot be reached any more, every terminal ends
@@ -63,7 +63,7 @@ const START_TIMEOUT_MS = 20_000;
 /** How long a script waits for a free helper shell, by purpose (a probe that cannot run soon is no evidence). */
 const SCRIPT_WAIT_MS: Readonly<Record<HostScriptPurpose, number>> = {
   kill: 5000,
-  marked: 2000,
+  escaped: 2000,
   probe: 500,
   signal: 2000,
 };
@@ -133,7 +133,7 @@ export class ContainerDriver implements Driver {
     this.helpers = new ScriptHelpers(() => this.startHelper());
   }
 
-  /** The host scripts (kill, probe, marked processes, signal), run on the helper shells. */
+  /** The host scripts (kill, probe, escaped processes, signal), run on the helper shells. */
   get scripts(): HostScripts {
     if (!this.hostScripts) throw new Error('the container driver has not probed its container yet');
     return this.hostScripts;

@@ -15,13 +15,8 @@
  */
 
 import type { Duplex } from 'node:stream';
-import {
-  createRealClock,
-  type ExitInfo,
-  type KillReport,
-  signalFromStatus,
-  terminalExitedError,
-} from '@conch/core';
+import { createRealClock, type ExitInfo, type KillReport, terminalExitedError } from '@conch/core';
+import { signalFromStatus } from '@conch/core/engine';
 import { HostTerminalProcess, type TerminalHost } from '@conch/core/host';
 
 /** The clock of write deadlines and probe reuse (real time). */

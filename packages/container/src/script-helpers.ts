@@ -1,5 +1,5 @@
 /**
- * The way a container driver runs the host scripts (kill, probe, marked processes, signal, the connect
+ * The way a container driver runs the host scripts (kill, probe, escaped processes, signal, the connect
  * probe, file removal): a few long-lived `/bin/sh` execs without a terminal that read commands from their
  * stdin, one at a time each. An exec costs the engine a process and a round trip of its own (on Podman a
  * monitor process that lingers for minutes after the exec ends); a script sent to a waiting helper costs

@@ -6,7 +6,7 @@
  */
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countMarked } from '@conch/node/testing';
+import { countWithCommandId } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { ContainerEngine, locateEngine, type OpenedContainer, openContainer } from '../src/index.js';
 import { type PodmanService, startPodmanService } from '../src/testing/index.js';
@@ -33,6 +33,6 @@ describeDriverConformance('container (dockerode → Podman)', {
     return spill;
   },
   screen: createXtermScreen,
-  countMarked: async (id) => countMarked(id),
+  countWithCommandId: async (id) => countWithCommandId(id),
   denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
 });

@@ -34,24 +34,50 @@ export interface KillReport {
  */
 export type InputWaitEvidence = 'blocked_read' | 'polling' | 'no' | 'unknown';
 
-/** A live process carrying a command's marker, as its host's process facts show it. */
-export interface MarkedProcess {
+/**
+ * An escaped process: a live process carrying an ended command's id (`CONCH_COMMAND_ID`) in its
+ * environment, as its host's process facts show it; `list_processes` lists them as the command's
+ * `escaped_pids`.
+ */
+export interface EscapedProcess {
   pid: number;
   /** Its state letter (`R` running, `S` sleeping, `D` disk wait, `T` stopped…). */
   state: string;
 }
 
-/** One scan of a host for what ended commands left running (see `TerminalProcess.markedProcesses`). */
-export interface MarkedScan {
+/** One scan of a host for what ended commands left running (see `TerminalProcess.escapedProcesses`). */
+export interface EscapedScan {
   /** The live processes carrying `CONCH_COMMAND_ID=<id>` in their environment, by id (ids with none left out). */
-  marked: Map<string, MarkedProcess[]>;
+  escaped: Map<string, EscapedProcess[]>;
   /**
    * The live children of the terminal's own process that still run its program (same command name): a
    * shell's subshells and its forks that have not executed a program yet. A session shell exports a
-   * command's marker after it started, so the host shows the marker only in programs it executes: a job it
-   * has just forked is invisible until it does.
+   * command's id after it started, so the host shows the id only in programs it executes: a job it has
+   * just forked is invisible until it does.
    */
-  forks: MarkedProcess[];
+  forks: EscapedProcess[];
+}
+
+/** What {@link TerminalProcess.kill} kills: its whole tree, and the processes carrying either id. */
+export interface TreeKillOptions {
+  /** Sent first (a name such as `SIGTERM`). */
+  signal: string;
+  /** How long to wait after `signal` before SIGKILL. */
+  graceMs: number;
+  /** Also the processes carrying `CONCH_COMMAND_ID=commandId`, and their descendants. */
+  commandId?: string;
+  /** Also the processes carrying `CONCH_SESSION_ID=sessionId`, and their descendants. */
+  sessionId?: string;
+}
+
+/** What {@link TerminalProcess.killJob} and {@link TerminalProcess.killEscaped} kill: one command's processes. */
+export interface CommandKillOptions {
+  /** Sent first (a name such as `SIGTERM`). */
+  signal: string;
+  /** How long to wait after `signal` before SIGKILL. */
+  graceMs: number;
+  /** The command whose processes (carrying `CONCH_COMMAND_ID=commandId`) are killed. */
+  commandId: string;
 }
 
 /** A process running on a pseudo-terminal: a session shell or an isolated/background command. */
@@ -73,35 +99,30 @@ export interface TerminalProcess {
   signal(signal: string): void;
   /**
    * Kills the whole tree: the process group, every descendant, and escaped descendants carrying
-   * `CONCH_COMMAND_ID=markerId` (or `CONCH_SESSION_ID=sessionId`) in their environment (when the host
+   * `CONCH_COMMAND_ID=commandId` (or `CONCH_SESSION_ID=sessionId`) in their environment (when the host
    * can see them). Sends `signal`,
    * waits up to `graceMs`, then SIGKILL; reaps; reports survivors.
    */
-  kill(options: {
-    signal: string;
-    graceMs: number;
-    markerId?: string;
-    sessionId?: string;
-  }): Promise<KillReport>;
+  kill(options: TreeKillOptions): Promise<KillReport>;
   /**
    * Kills one foreground job of this shell without killing the shell: every process carrying
-   * `CONCH_COMMAND_ID=markerId` and the terminal's foreground process group when it is not the shell's.
+   * `CONCH_COMMAND_ID=commandId` and the terminal's foreground process group when it is not the shell's.
    * Absent where the host cannot find them; the core then sends Ctrl+C instead.
    */
-  killJob?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
+  killJob?(options: CommandKillOptions): Promise<KillReport>;
   /**
-   * Kills only the processes carrying `CONCH_COMMAND_ID=markerId` in their environment, and their
+   * Kills only the processes carrying `CONCH_COMMAND_ID=commandId` in their environment, and their
    * descendants: what a command left running after it ended (a `setsid` daemon, a `&` job). Never the
    * terminal's own process. Absent where the host cannot find processes by their environment.
    */
-  killMarked?(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport>;
+  killEscaped?(options: CommandKillOptions): Promise<KillReport>;
   /**
    * One scan of the host for what commands left running after they ended: the live processes carrying
-   * `CONCH_COMMAND_ID=<id>` in their environment for each of `markerIds` (never the terminal's own
+   * `CONCH_COMMAND_ID=<id>` in their environment for each of `commandIds` (never the terminal's own
    * process), and the terminal's own forks, with their states (the core scans again until it settles).
    * Absent where the host cannot find processes by their environment.
    */
-  markedProcesses?(markerIds: readonly string[]): Promise<MarkedScan>;
+  escapedProcesses?(commandIds: readonly string[]): Promise<EscapedScan>;
   /** Name of the program in the terminal's foreground process group (e.g. "python3"), when known. */
   foregroundProgram?(): Promise<string | undefined>;
   /**

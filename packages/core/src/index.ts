@@ -1,11 +1,20 @@
 /**
  * `@conch/core`: what a session and a command are and exactly how waiting works. Pure: no I/O, no
  * timers of its own (time comes from an injected Clock, bytes from an injected Driver).
+ *
+ * Every export here is public API, grouped by audience: those who embed the engine (a service, a face),
+ * those who write a driver, and the rules and wire types both share. Adding an export is a decision about
+ * public API. The engine's own parts (sessions, commands, the waiter, the output log, the shell protocol)
+ * are in `@conch/core/engine`, for tools and tests that take the engine apart; the fake clock, the fake
+ * driver and the driver conformance suite are in `@conch/core/testing`.
  */
 
-// Time
+// ---------------------------------------------------------------------------------------------------
+// Embedding the engine
+
+/** Time: the engine's injected clock, and the real one. */
 export { type Clock, createRealClock, type TimerHandle } from './clock.js';
-// Diagnostics
+/** Diagnostics: the phases of a call, stamped for a tracer (benchmarks, `--trace-phases`). */
 export {
   CALL_PHASES,
   type CallPhase,
@@ -13,16 +22,56 @@ export {
   type PhaseTracer,
   setPhaseTracer,
 } from './diagnostics/phase-trace.js';
-// Driver interface (versioned)
+/** The source of randomness for ids and nonces (`SessionManagerOptions.random`). */
+export type { RandomBytes } from './engine/ids.js';
+/** The slim result shape faces give agents that want less. */
+export { type LeanCommandResult, leanCommandResult } from './engine/lean-result.js';
+/** What a person asks for when attaching to a session's terminal (`conch attach`). */
+export type { AttachRequest } from './engine/policy-gate.js';
+/** The policy and audit interfaces the engine consults (implemented by `@conch/policy`). */
 export type {
+  AuditEntry,
+  AuditSink,
+  CommandPolicy,
+  PolicyCommandVerdict,
+  PolicyDecision,
+} from './engine/policy-hook.js';
+/** The parameters of the engine's calls. */
+export type {
+  CreateLocalRequest,
+  ExecuteRequest,
+  KillProcessRequest,
+  ListProcessesRequest,
+  OpenSessionRequest,
+  ReadOutputRequest,
+  RespondRequest,
+  SendControlRequest,
+} from './engine/requests.js';
+/** A session as `openSession` / `getSession` return it, and a live viewer of its terminal. */
+export type { AgentCommandStart, Session, TerminalWatcher } from './engine/session.js';
+/** The engine and what it is built from. */
+export { DEFAULT_SESSION_ID, SessionManager, type SessionManagerOptions } from './engine/session-manager.js';
+/** A person's live view of a session's terminal (`conch attach`). */
+export type { TerminalAttachment } from './engine/terminal-attachment.js';
+/** Notes a face shows with a result: a command held back by a person, a command line a program swallowed. */
+export { HELD_BY_PERSON_NOTE, SWALLOWED_NOTE } from './engine/terminal-busy.js';
+/** Following a terminal's alternate screen from its bytes (a face restoring a person's terminal). */
+export { AltScreenWatch } from './output/alt-screen-watch.js';
+
+// ---------------------------------------------------------------------------------------------------
+// Writing a driver (docs/drivers.md)
+
+/** The driver interface (versioned: `specificationVersion: 1`). */
+export type {
+  CommandKillOptions,
   Disposable,
   Driver,
   DriverKind,
+  EscapedProcess,
+  EscapedScan,
   ExitInfo,
   InputWaitEvidence,
   KillReport,
-  MarkedProcess,
-  MarkedScan,
   OpenShellOptions,
   SandboxLaunch,
   ScreenFactory,
@@ -33,24 +82,44 @@ export type {
   SpillSink,
   SpillStore,
   TerminalProcess,
+  TreeKillOptions,
 } from './driver.js';
-// Engine
-export { Command, type CommandEnd, type CommandTerminal } from './engine/command.js';
-/** What ended commands left running, scanned until it settles (one rule for every driver). */
-export { ESCAPEE_SETTLE_MS, settledMarkedProcesses } from './engine/escapees.js';
-export { cryptoRandomBytes, newCommandId, newSessionId, type RandomBytes } from './engine/ids.js';
-export { type LeanCommandResult, leanCommandResult } from './engine/lean-result.js';
+/** The one input-wait decision from /proc facts, shared by every driver (see docs/waiting.md). */
+export {
+  decideInputWait,
+  type InputWaitFacts,
+  POLL_WAIT_CHANNEL,
+  type ProcSample,
+  READ_WAIT_CHANNELS,
+  readSyscallNumber,
+} from './input/input-wait.js';
+/** Quoting for the POSIX shells conch drives. */
+export { shellQuote } from './shell/shell-integration.js';
+/** The plumbing every driver's terminal process shares (listeners, late exit, write deadlines). */
+export {
+  TerminalProcessBase,
+  terminalExitedError,
+  writeTimeoutError,
+} from './terminal-process-base.js';
+
+// ---------------------------------------------------------------------------------------------------
+// Rules and wire types (docs/tools.md)
+
+/** The engine's limits and defaults. */
 export {
   DEFAULT_ENGINE_DEFAULTS,
   DEFAULT_LIMITS,
   type EngineDefaults,
   type EngineLimits,
   OUTPUT_LINES_RANGE,
+  retentionTime,
 } from './engine/limits.js';
+/** The parameters' rules (range, default, unit, text): one definition each. */
 export {
   CONTAINER_NETWORKS,
   type Configured,
   describeRule,
+  KILL_SIGNALS,
   OUTPUT_VIEWS,
   PARAMETER_RULES,
   type ParameterContext,
@@ -59,56 +128,9 @@ export {
   parameterDefault,
   parameterRange,
   type RuledParameter,
-  resolveParameter,
 } from './engine/parameters.js';
-export type {
-  AuditEntry,
-  AuditSink,
-  CommandPolicy,
-  PolicyCommandVerdict,
-  PolicyDecision,
-} from './engine/policy-hook.js';
-export { SecretRedactor } from './engine/secret-redactor.js';
-export {
-  type AgentCommandStart,
-  Session,
-  type ShellTurn,
-  signalFromStatus,
-  type TerminalWatcher,
-} from './engine/session.js';
-export {
-  type AttachRequest,
-  type CreateLocalRequest,
-  DEFAULT_SESSION_ID,
-  type ExecuteRequest,
-  KILL_SIGNALS,
-  type KillProcessRequest,
-  type ListProcessesRequest,
-  type OpenSessionRequest,
-  type ReadOutputRequest,
-  type RespondRequest,
-  type SendControlRequest,
-  SessionManager,
-  type SessionManagerOptions,
-  type TerminalAttachment,
-} from './engine/session-manager.js';
-export {
-  type BusyVerdict,
-  HELD_BY_PERSON_NOTE,
-  readsInput,
-  SWALLOWED_NOTE,
-  TerminalBusy,
-  type TerminalLook,
-} from './engine/terminal-busy.js';
-export {
-  compileUserPattern,
-  type TextPattern,
-  USER_PATTERN_MAX_CHARS,
-  USER_PATTERN_SYNTAX,
-} from './engine/user-pattern.js';
-export { decideAwaiting, type WaitOutcome, type WaitSpec, waitForCommand } from './engine/waiter.js';
+/** Errors: one class, one enum of string codes. */
 export { ConchError, type ConchErrorOptions, ERROR_CODES, ErrorCode, toConchError } from './errors.js';
-// Errors (docs/tools.md)
 /** Face-neutral hints: references to operations that each face words with its vocabulary. */
 export {
   type Hint,
@@ -122,42 +144,7 @@ export {
   verb,
   wordHint,
 } from './hint.js';
-/** The one input-wait decision from kernel facts, shared by every driver (see docs/waiting.md). */
-export {
-  decideInputWait,
-  type InputWaitFacts,
-  POLL_WAIT_CHANNEL,
-  type ProcSample,
-  READ_WAIT_CHANNELS,
-  readSyscallNumber,
-} from './input/input-wait.js';
-// Keys and prompts
-export {
-  encodeKey,
-  encodeKeys,
-  isValidKey,
-  KEY_NAMES,
-  KeyMap,
-  signalForKey,
-  VALID_KEYS_DESCRIPTION,
-} from './input/key-map.js';
-export { EMPTY_LINE, type PersonLine, type SubmittedLine, typeKeys } from './input/person-line.js';
-export {
-  type ClassifiedPrompt,
-  classifyPrompt,
-  classifyPromptDetailed,
-  isCertainPrompt,
-  type PromptCertainty,
-  PromptClassifier,
-} from './input/prompt-classifier.js';
-export { type TypedLines, typedLines } from './input/typed-line.js';
-export { AltScreenWatch } from './output/alt-screen-watch.js';
-export { budgetText, DEFAULT_MAX_OUTPUT_LINES, ERROR_LINE_PATTERN } from './output/budget.js';
-export { compactScreen, screenPromptLine } from './output/compact-screen.js';
-// Output (docs/output.md)
-export { type OutputCursor, OutputLog, type OutputLogOptions } from './output/output-log.js';
-export { renderTerminalText, TextRenderer, type TextRendererOptions } from './output/text-renderer.js';
-// Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused
+/** Sandboxed sessions: the rules, defined once, and the one judge of a failure they caused (docs/sandbox.md). */
 export { sandboxFailureHint } from './sandbox/failure-hint.js';
 export {
   checkSandboxNetwork,
@@ -178,18 +165,7 @@ export {
   type SandboxRules,
   sandboxWidening,
 } from './sandbox/rules.js';
-export { MarkerParser, type ShellMarker, type StreamPiece } from './shell/marker-parser.js';
-// Shell integration (docs/sessions.md)
-export {
-  ansiCQuote,
-  type EncodedCommand,
-  MARKER_OSC,
-  MAX_TYPED_LINE,
-  ShellIntegration,
-  shellKindOf,
-  shellQuote,
-  snapshotFile,
-} from './shell/shell-integration.js';
+/** The one list of shells, and of programs that run typed commands. */
 export {
   COMMAND_READERS,
   isKnownShell,
@@ -198,13 +174,7 @@ export {
   runsTypedCommands,
   SHELL_PROGRAMS,
 } from './shell/shell-programs.js';
-/** The plumbing every driver's terminal process shares (listeners, late exit, write deadlines). */
-export {
-  TerminalProcessBase,
-  terminalExitedError,
-  writeTimeoutError,
-} from './terminal-process-base.js';
-// Wire types (docs/tools.md)
+/** The results and parameters on the wire. */
 export type {
   AbortSignalLike,
   ByteRead,

@@ -6,7 +6,7 @@
  */
 
 import type { Clock, TimerHandle } from './clock.js';
-import type { Disposable, ExitInfo, KillReport, TerminalProcess } from './driver.js';
+import type { Disposable, ExitInfo, KillReport, TerminalProcess, TreeKillOptions } from './driver.js';
 import { ConchError, ErrorCode } from './errors.js';
 import { hint, verb } from './hint.js';
 
@@ -148,12 +148,7 @@ export abstract class TerminalProcessBase implements TerminalProcess {
 
   abstract resize(cols: number, rows: number): void;
   abstract signal(signal: string): void;
-  abstract kill(options: {
-    signal: string;
-    graceMs: number;
-    markerId?: string;
-    sessionId?: string;
-  }): Promise<KillReport>;
+  abstract kill(options: TreeKillOptions): Promise<KillReport>;
 
   /**
    * The end of every driver's `killJob`: when the kill found nothing to signal while the terminal still

@@ -17,7 +17,7 @@ function sources(dir: string): string[] {
 /** Libraries of pure computation (no I/O, no timers) the core may use at runtime. */
 const PURE_LIBRARIES = new Set(['re2js']);
 
-describe('core purity (ARCHITECTURE: no I/O, no timers of its own)', () => {
+describe('core purity (docs/architecture.md: no I/O, no timers of its own)', () => {
   const files = sources(join(import.meta.dirname, '..', 'src'));
 
   it('finds the sources', () => {

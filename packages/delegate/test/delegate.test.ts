@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Delegator, processGroupAlive } from '../src/index.js';
 import {
@@ -179,8 +180,7 @@ describe('stopping', () => {
     );
     await model.until(() => model.requests.length === 1);
     // While the model says nothing, a heartbeat keeps reporting progress.
-    while (!progress.some((line) => line.startsWith('working (')))
-      await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => progress.some((line) => line.startsWith('working (')), { what: 'a heartbeat' });
     const closedBefore = model.closedEarly;
     controller.abort();
     const result = await running;

@@ -9,10 +9,10 @@ export { clientCanElicit, serviceCall } from './call-context.js';
 /** `create_container`: the container tool registrar (registered by `main` when an engine is offered). */
 export { containerTools } from './container-tool.js';
 export { delegateTools } from './delegate-tool.js';
+/** The direct path of conch's tool calls past the SDK's request handling, over any transport. */
+export { withDirectToolCalls } from './direct-tool-calls.js';
 /** An error as an MCP tool result (`isError`, text, `structuredContent.error`). */
 export { errorInfo, errorResult } from './error-result.js';
-/** The short road for conch's tool calls over any transport. */
-export { withFastToolCalls } from './fast-tool-calls.js';
 /** The server instructions text. */
 export { serverInstructions } from './instructions.js';
 /** The one guarded newline-delimited JSON-RPC transport (stdio, the daemon's socket, the relay). */
@@ -24,7 +24,7 @@ export {
   MAX_REQUEST_LINE_BYTES,
 } from './line-transport.js';
 /** Runs the stdio server (what `conch-mcp` does). */
-export { defaultGuards, type MainHooks, main, SHUTDOWN_DEADLINE_MS, serveStdio } from './main.js';
+export { type MainHooks, main, SHUTDOWN_DEADLINE_MS, serveStdio } from './main.js';
 export type { AnyToolDefinition, CompatProfile } from './profiles/profile.js';
 /** The tool surfaces `--profile` accepts. */
 export { COMPAT_PROFILES } from './profiles.js';
@@ -42,7 +42,7 @@ export type { ConchServer, ConchServerOptions, ToolRegistrar, ToolRegistrarConte
 /** Creates an McpServer exposing a ConchService through the default-profile tools. */
 export { assertProfile, createConchServer, SERVER_VERSION } from './server.js';
 /** `connect_ssh`: the SSH tool registrar (registered by default by `main`). */
-export { type ConnectSshResult, registerSshTools, SSH_TOOL_NAMES, sshTools } from './ssh-tools.js';
+export { registerSshTools, SSH_TOOL_NAMES, sshTools } from './ssh-tools.js';
 /** A tool definition for {@link registerConchTool}. */
 export type { ConchToolDefinition, ToolCallContext } from './tool-kit.js';
 /** Registers one tool with conch's validation, result, error, progress and logging guarantees. */

@@ -24,7 +24,7 @@ import {
 } from '@conch/service';
 import { containerTools } from './container-tool.js';
 import { delegateTools } from './delegate-tool.js';
-import { withFastToolCalls } from './fast-tool-calls.js';
+import { withDirectToolCalls } from './direct-tool-calls.js';
 import { ConchLineTransport } from './line-transport.js';
 import { tracePhasesToFile } from './phase-trace-file.js';
 import { createConchServer, SERVER_VERSION, type ToolRegistrar } from './server.js';
@@ -46,9 +46,6 @@ export interface MainHooks {
   /** Register `delegate_task` when OpenCode can be found or `--opencode-url` is given (default true). */
   delegate?: boolean;
 }
-
-/** The policy and audit log of a config (defined in `@conch/service`). */
-export { defaultGuards } from '@conch/service';
 
 /** Runs the stdio server until shutdown. Resolves with the exit code once shutdown has completed. */
 export async function main(argv: readonly string[], hooks: MainHooks = {}): Promise<number> {
@@ -151,7 +148,7 @@ export async function serveStdio(settings: CliSettings, hooks: MainHooks = {}): 
 
   conch.server.server.onclose = () => shutdown('transport closed');
   conch.server.server.onerror = (error) => logger.warn('protocol error', { error: String(error) });
-  await conch.server.connect(withFastToolCalls(conch.server, transport));
+  await conch.server.connect(withDirectToolCalls(conch.server, transport));
   logger.info('ready', {
     version: SERVER_VERSION,
     pid: process.pid,

@@ -104,6 +104,28 @@ describe('the MCP input schemas are derived from the parameter table', () => {
   });
 });
 
+describe('tool descriptions say the configured retention of ended commands', () => {
+  test('read_output and list_processes word retainMs and retainFinished as configured', async () => {
+    const kept = new ConchService({
+      engine: { clock: createRealClock(), limits: { retainMs: 10 * 60_000, retainFinished: 50 } },
+    });
+    const conch = createConchServer({ service: kept });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await conch.server.connect(serverSide);
+    const client = new Client({ name: 'unit', version: '0' });
+    await client.connect(clientSide);
+    try {
+      const { tools } = await client.listTools();
+      const description = (name: string) => tools.find((t) => t.name === name)?.description ?? '';
+      expect(description('read_output')).toContain('Ended commands stay readable 10 min.');
+      expect(description('list_processes')).toContain('Ended commands stay listed for 10 min (newest 50)');
+    } finally {
+      await client.close();
+      await conch.close();
+    }
+  });
+});
+
 describe("profiles map their parameters onto the table: the type and range are the table's", () => {
   /** The JSON schema of a profile tool's parameter. */
   function profileParam(profile: keyof typeof COMPAT_PROFILES, tool: string, param: string) {

@@ -17,6 +17,3 @@ export const COMPAT_PROFILES: Readonly<Record<Exclude<Profile, 'default'>, Compa
   astonish: astonishProfile,
   'ollama-code': ollamaCodeProfile,
 };
-
-/** Profile names and checks (defined in `@conch/service`, which resolves `--profile`). */
-export { isProfile, PROFILES, type Profile, unknownProfileMessage } from '@conch/service';

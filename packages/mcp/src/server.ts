@@ -7,11 +7,18 @@
 
 import { createRequire } from 'node:module';
 import { ConchError, ErrorCode } from '@conch/core';
-import { type ConchService, type Logger, silentLogger } from '@conch/service';
+import {
+  type ConchService,
+  isProfile,
+  type Logger,
+  type Profile,
+  silentLogger,
+  unknownProfileMessage,
+} from '@conch/service';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type * as z from 'zod';
 import { serverInstructions } from './instructions.js';
-import { COMPAT_PROFILES, isProfile, type Profile, unknownProfileMessage } from './profiles.js';
+import { COMPAT_PROFILES } from './profiles.js';
 import { type ConchToolDefinition, registerConchTool } from './tool-kit.js';
 import { registerDefaultTools } from './tools.js';
 

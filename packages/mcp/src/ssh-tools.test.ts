@@ -7,7 +7,7 @@
 
 import { ConchError, createRealClock, ErrorCode, PARAMETER_RULES } from '@conch/core';
 import { FakeDriver } from '@conch/core/testing';
-import { ConchService, type SshServiceOptions } from '@conch/service';
+import { ConchService, cleanBanner, hostKeyQuestionText, type SshServiceOptions } from '@conch/service';
 import type { ConnectSshOptions, HostKeyQuestion, SshConnection, SshDriver } from '@conch/ssh';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -19,7 +19,7 @@ import {
 import { afterEach, describe, expect, test } from 'vitest';
 import * as z from 'zod';
 import { createConchServer } from './server.js';
-import { cleanBanner, hostKeyQuestionText, sshTools } from './ssh-tools.js';
+import { sshTools } from './ssh-tools.js';
 import { invalidArgumentFromZod } from './tool-kit.js';
 
 const clock = createRealClock();

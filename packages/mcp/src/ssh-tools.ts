@@ -21,13 +21,6 @@ import { renderConnectedSession } from './render.js';
 import { ConnectSshShape } from './schemas.js';
 import type { ToolRegistrar, ToolRegistrarContext } from './server.js';
 
-/** The connect_ssh result, the host-key question and the banner cleaning (defined in `@conch/service`). */
-export {
-  type ConnectSshResult,
-  cleanBanner,
-  HOST_KEY_QUESTION_TIMEOUT_MS,
-  hostKeyQuestionText,
-} from '@conch/service';
 /** Whether a client can answer elicitation (the face's side of asking the person). */
 export { clientCanElicit } from './call-context.js';
 

@@ -213,7 +213,7 @@ export function invalidArgumentFromZod(
   });
 }
 
-/** What a conch tool handler uses of the SDK's request context (the fast road gives exactly this). */
+/** What a conch tool handler uses of the SDK's request context (the direct path gives exactly this). */
 export type ToolHandlerExtra = Pick<
   RequestHandlerExtra<ServerRequest, ServerNotification>,
   'signal' | 'requestId' | '_meta' | 'sendNotification'
@@ -226,8 +226,8 @@ export type ConchToolHandler = (rawArgs: unknown, extra: ToolHandlerExtra) => Pr
 const conchTools = new WeakMap<McpServer, Map<string, { tool: RegisteredTool; handler: ConchToolHandler }>>();
 
 /**
- * The handler of `name` when conch's tool kit registered it on `server` and it is enabled (for the fast
- * road of `tools/call`, see `fast-tool-calls.ts`); undefined otherwise.
+ * The handler of `name` when conch's tool kit registered it on `server` and it is enabled (for the direct
+ * path of `tools/call`, see `direct-tool-calls.ts`); undefined otherwise.
  */
 export function conchToolHandler(server: McpServer, name: string): ConchToolHandler | undefined {
   const entry = conchTools.get(server)?.get(name);

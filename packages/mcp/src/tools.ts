@@ -14,6 +14,7 @@ import {
   leanCommandResult,
   type PolicyDecision,
   type ProcessInfo,
+  retentionTime,
   type SessionInfo,
 } from '@conch/core';
 import type { ConchService, Logger } from '@conch/service';
@@ -108,7 +109,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
         'command. Waits like execute; returns the text since the previous waiting call. offset/length page the ' +
         'full log at once, without moving that cursor (offset < 0 = the last lines); filter (RE2) returns matching ' +
         'lines, numbered. view "screen" answers at once (unless pause_timeout or until is given) with the rendered ' +
-        'screen (vim, less, top); the next text read starts from then. Ended commands stay readable 30 min. ' +
+        `screen (vim, less, top); the next text read starts from then. Ended commands stay readable ${retentionTime(limits)}. ` +
         SAME_RESULT,
       input: z.strictObject(zodShapeFor('read_output', service)),
       output: CommandResultShape,
@@ -172,7 +173,7 @@ export function registerDefaultTools({ server, service, logger }: DefaultToolsCo
       title: 'List commands and background processes',
       description:
         'List the commands this server started and their state: to find the id of background work or see what still runs. Ended commands stay listed for ' +
-        '30 min (newest 200); one that left processes running lists them as escaped_pids. Read-only.',
+        `${retentionTime(limits)} (newest ${limits.retainFinished}); one that left processes running lists them as escaped_pids. Read-only.`,
       input: z.strictObject(zodShapeFor('list_processes', service)),
       output: ListProcessesShape,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },

@@ -1,17 +1,19 @@
 /**
  * @conch/node — Node.js implementations of the core's host interfaces, shared by the local and SSH
  * drivers and the faces: the host's process facts (`ProcessFacts`: `/proc` or `ps`), the private spill-file
- * store (`SpillStore`) and the `@xterm/headless` screen renderer (`ScreenRenderer`).
+ * store (`SpillStore`), the `@xterm/headless` screen renderer (`ScreenRenderer`), the identity of a server
+ * instance, and home-path expansion.
  */
 
 /** V8's compile cache for the bins (Node 22.1+; nothing on Node 20), in a private directory. */
 export { compileCacheDir, enableCompileCache } from './compile-cache.js';
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
 export type { FileSpillStoreOptions } from './file-spill-store.js';
-/** The core's `SpillStore` on the local disk: one 0600 file per command in a private 0700 directory. */
-/** One command's spill file, as returned by {@link FileSpillStore.create}. */
-/** Default per-command spill cap: 256 MiB. */
-/** Every how many lines the spill file's sparse index records an offset (256). */
+/**
+ * The core's `SpillStore` on the local disk (`FileSpillStore`: one 0600 file per command in a private 0700
+ * directory), one command's spill file (`FileSpillSink`), the default per-command cap (256 MiB) and how
+ * often the spill file's sparse index records an offset (every 256 lines).
+ */
 export {
   DEFAULT_SPILL_CAP_BYTES,
   FileSpillSink,
@@ -20,9 +22,11 @@ export {
 } from './file-spill-store.js';
 /** Expands a leading `~`/`~/` in a user-given path to the home directory. */
 export { expandHomePath } from './home-path.js';
-/** The Linux process facts (`/proc`), the portable ones (`ps`, `lsof`), and the choice between them. */
+/** The Linux process facts (`/proc`). */
 export { ProcProcessFacts } from './process-facts/proc-facts.js';
+/** The portable process facts (`ps`, `lsof`). */
 export { PsProcessFacts } from './process-facts/ps-facts.js';
+/** The choice between them (`CONCH_PROCESS_FACTS`), and this host's process facts. */
 export {
   chooseProcessFactsKind,
   createProcessFacts,
@@ -48,12 +52,12 @@ export {
 } from './server-instance.js';
 /** Options for {@link XtermScreenRenderer} (scrollback). */
 export type { XtermScreenOptions } from './xterm-screen.js';
-/** The core's `ScreenRenderer` built on `@xterm/headless`. */
-/** The core's `ScreenFactory`: `(cols, rows) => new XtermScreenRenderer(cols, rows)`. */
-/** Clamps a terminal dimension to 1..1000. */
-/** Largest accepted number of columns or rows (1000). */
-/** Default emulator scrollback in lines (1000). */
-/** Bytes the emulator may fall behind before output is dropped from the screen view (16 MiB). */
+/**
+ * The core's `ScreenRenderer` built on `@xterm/headless` (`XtermScreenRenderer`) and its `ScreenFactory`
+ * (`createXtermScreen`), the clamp of a terminal dimension to 1..`MAX_SCREEN_DIMENSION` (1000), the default
+ * scrollback (1000 lines) and how far the emulator may fall behind before output is dropped from the
+ * screen view (16 MiB).
+ */
 export {
   clampScreenDimension,
   createXtermScreen,

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { COMMAND_MARKER, type ProcessFacts } from '@conch/core/host';
+import { waitFor } from '@conch/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   chooseProcessFactsKind,
@@ -38,15 +39,6 @@ function start(script: string, env: Record<string, string> = {}): ChildProcess {
   return child;
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('condition not met in time');
-}
-
 const implementations: [string, ProcessFacts][] = [
   ['proc', new ProcProcessFacts()],
   ['ps', new PsProcessFacts()],
@@ -71,7 +63,7 @@ describe.each(implementations)('process facts: %s', (kind, facts) => {
 
   it('finds a child, its children and its group, and tells when it is gone', async () => {
     const child = start('sleep 301 & sleep 302 & wait');
-    const table = await until(async () => {
+    const table = await waitFor(async () => {
       const all = await facts.processes();
       return all.filter((p) => p.ppid === child.pid && p.comm === 'sleep').length === 2 ? all : undefined;
     });
@@ -81,7 +73,9 @@ describe.each(implementations)('process facts: %s', (kind, facts) => {
     expect((await facts.process(child.pid!))?.comm).toBe('bash');
     expect(await facts.alive([child.pid!, ...sleeps.map((p) => p.pid)])).toHaveLength(3);
     process.kill(-child.pid!, 'SIGKILL');
-    await until(async () => ((await facts.alive(sleeps.map((p) => p.pid))).length === 0 ? true : undefined));
+    await waitFor(async () =>
+      (await facts.alive(sleeps.map((p) => p.pid))).length === 0 ? true : undefined,
+    );
     expect(sleeps.some((p) => isAlive(p.pid))).toBe(false);
     expect(await facts.alive([])).toEqual([]);
     expect(await facts.process(2 ** 31 - 2)).toBeUndefined();
@@ -92,8 +86,8 @@ describe.each(implementations)('process facts: %s', (kind, facts) => {
     const marked = start('exec sleep 303', { [COMMAND_MARKER]: id, CONCH_OTHER: 'x y' });
     // A process whose argument (its $0 here) reads like the marker, without it in its environment.
     const decoy = start(`exec bash -c 'sleep 304; :' ${COMMAND_MARKER}=${id}`);
-    await until(() => (processCmdline(decoy.pid!)?.includes(`${COMMAND_MARKER}=${id}`) ? true : undefined));
-    await until(async () => ((await facts.process(marked.pid!))?.comm === 'sleep' ? true : undefined));
+    await waitFor(() => (processCmdline(decoy.pid!)?.includes(`${COMMAND_MARKER}=${id}`) ? true : undefined));
+    await waitFor(async () => ((await facts.process(marked.pid!))?.comm === 'sleep' ? true : undefined));
     const all = await facts.markers([COMMAND_MARKER, 'CONCH_OTHER']);
     expect(all.get(marked.pid!)?.get(COMMAND_MARKER)).toBe(id);
     expect(all.get(decoy.pid!)?.get(COMMAND_MARKER)).toBeUndefined();
@@ -104,7 +98,7 @@ describe.each(implementations)('process facts: %s', (kind, facts) => {
 
   it('names a program by its command name and its argv[0]', async () => {
     const child = start('exec -a notasleep sleep 305', {});
-    const names = await until(async () => {
+    const names = await waitFor(async () => {
       const found = await facts.programNames([child.pid!]);
       return found.includes('notasleep') ? found : undefined;
     });
@@ -128,7 +122,7 @@ describe('the choice of process facts', () => {
     expect(me.pid).toBe(process.pid);
     expect(await isInstanceAlive(me)).toBe(true);
     const child = start('exec sleep 306');
-    const startTime = await until(async () => (await new PsProcessFacts().process(child.pid!))?.startTime);
+    const startTime = await waitFor(async () => (await new PsProcessFacts().process(child.pid!))?.startTime);
     expect(await isInstanceAlive({ pid: child.pid!, startTime })).toBe(true);
     expect(await isInstanceAlive({ pid: child.pid!, startTime: startTime - 60 })).toBe(false);
     // A name without a start time (an older server's) is alive only while a node or conch process has the pid.

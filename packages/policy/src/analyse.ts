@@ -167,8 +167,10 @@ class CommandWalk implements Walk {
     return true;
   }
 
-  /** Records a construct (not a program) with its issue. */
-  private construct(text: string, scope: Scope, issue: Issue, args: Arg[] = []): Finding {
+  /**
+   * Records a construct (not a program: also a command of assignments only) with its issue or issues.
+   */
+  private construct(text: string, scope: Scope, issue: Issue | Issue[], args: Arg[] = []): Finding {
     const finding: Finding = {
       text,
       args,
@@ -180,7 +182,7 @@ class CommandWalk implements Walk {
       parent: scope.parent,
       offsetInParent: undefined,
       via: scope.via,
-      issues: [issue],
+      issues: Array.isArray(issue) ? issue : [issue],
       speculative: this.speculative > 0,
     };
     this.findings.push(finding);
@@ -437,20 +439,7 @@ class CommandWalk implements Walk {
       }
     }
     if (node.name === undefined) {
-      this.findings.push({
-        text,
-        args: prefixArgs,
-        name: '',
-        allowName: '',
-        runsProgram: false,
-        transparent: true,
-        openEnded: false,
-        parent: scope.parent,
-        offsetInParent: undefined,
-        via: scope.via,
-        issues,
-        speculative: this.speculative > 0,
-      });
+      this.construct(text, scope, issues, prefixArgs);
       return;
     }
     const args: Arg[] = [wordToArg(node.name)];

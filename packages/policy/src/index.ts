@@ -40,7 +40,6 @@ export {
   isProtectedVariable,
   isShellProgram,
   PROTECTED_VARIABLES,
-  SHELL_PROGRAMS,
 } from './programs.js';
 export { HARMLESS_REDIRECT_TARGETS, REDIRECT_RULE } from './redirects.js';
 export { type CompiledRule, compileRule, type Rule, type RuleWithExamples } from './rules.js';

@@ -273,12 +273,4 @@ describe('evaluate, createPolicy, policyDeniedError', () => {
     expect(() => new Policy({ deny: ['rm'] }).assertAllowed('rm x')).toThrow(/Denied by policy/);
     expect(new Policy({ deny: ['rm'] }).assertAllowed('ls').decision).toBe('allow');
   });
-
-  it('is fast once compiled', () => {
-    const p = new Policy({ allow: ['git', 'ls', 'grep'], deny: ['git push --force'] });
-    p.evaluate('git status');
-    const t0 = performance.now();
-    for (let i = 0; i < 1000; i++) p.evaluate('git status && ls -la | grep foo');
-    expect((performance.now() - t0) / 1000).toBeLessThan(1); // ms per evaluation, with a wide margin
-  });
 });

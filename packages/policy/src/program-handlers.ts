@@ -1,7 +1,8 @@
+import { SHELL_PROGRAMS } from '@conch/core';
 import { BUILTIN_HANDLERS } from './builtin-handlers.js';
 import { DISGUISED_INTERPRETER_HANDLERS } from './disguised-interpreters.js';
 import type { ProgramHandler } from './handler-api.js';
-import { COMMAND_RUNNERS, SCHEDULERS, SHELL_PROGRAMS } from './programs.js';
+import { COMMAND_RUNNERS, SCHEDULERS } from './programs.js';
 import { runShell, SHELL_TEXT_HANDLERS } from './shell-handlers.js';
 import { runCommandRunner, runScheduler, WRAPPER_HANDLERS } from './wrapper-handlers.js';
 

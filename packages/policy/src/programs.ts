@@ -5,9 +5,6 @@ import { programBaseName, runsTypedCommands } from '@conch/core';
  * `docs/policy.md` can list exactly what is checked.
  */
 
-/** The one list of shells (from `@conch/core`): `-c` strings and text fed to them are parsed as commands. */
-export { SHELL_PROGRAMS } from '@conch/core';
-
 /** Language interpreters with a REPL: text typed into them cannot be checked as shell commands. */
 const INTERPRETERS: ReadonlySet<string> = new Set([
   'python',

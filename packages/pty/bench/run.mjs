@@ -4,7 +4,7 @@
 //   decision, as every quiet probe of a waiting call asks them;
 // - foreground programs: the names of the foreground group, as the typed-input policy asks them;
 // - kill targets: the process table and the environment markers a kill_process reads, twice per kill;
-// - escapee scan: one scan for what ended commands left (list_processes scans until it settles);
+// - escaped-process scan: one scan for what ended commands left (list_processes scans until it settles);
 // - a whole kill of a command's tree (three processes, one double-forked away) with its wait for the end.
 // Medians and p90 in ms, and ps / proc as a ratio. Nothing is left running.
 import { spawn } from 'node:child_process';
@@ -36,7 +36,7 @@ for (let i = 0; i < 200; i++) {
   await sleep(10);
 }
 
-/** A marked command: a group of sleeps and a double-forked escapee, all carrying its marker. */
+/** A marked command: a group of sleeps and a double-forked escaped process, all carrying its id. */
 function startTree(id) {
   const child = spawn('/bin/sh', ['-c', '(setsid sleep 300 &); sleep 301 & sleep 302'], {
     env: { ...process.env, CONCH_OWNER: OWNER, CONCH_COMMAND_ID: id },
@@ -49,7 +49,7 @@ function startTree(id) {
 
 async function waitTree(id, n) {
   for (let i = 0; i < 500; i++) {
-    const found = await collectTargets(facts.proc, { roots: [], groups: [], markerId: id, owner: OWNER });
+    const found = await collectTargets(facts.proc, { roots: [], groups: [], commandId: id, owner: OWNER });
     if (found.length >= n) return;
     await sleep(10);
   }
@@ -67,9 +67,9 @@ const cases = {
     if (!names.includes('bash')) throw new Error(`names ${names}`);
   },
   'kill targets': async (f) => {
-    await collectTargets(f, { roots: [reader.pid], groups: [reader.pid], markerId: 'c_none', owner: OWNER });
+    await collectTargets(f, { roots: [reader.pid], groups: [reader.pid], commandId: 'c_none', owner: OWNER });
   },
-  'escapee scan': async (f) => {
+  'escaped-process scan': async (f) => {
     await Promise.all([f.processes(), f.markers(['CONCH_COMMAND_ID', 'CONCH_OWNER'])]);
   },
 };
@@ -94,7 +94,7 @@ for (let round = 0; round < KILL_ROUNDS; round++) {
     const t0 = performance.now();
     const report = await killTree(
       facts[kind],
-      { roots: [root], groups: [root], markerId: id, owner: OWNER },
+      { roots: [root], groups: [root], commandId: id, owner: OWNER },
       'SIGTERM',
       2000,
     );

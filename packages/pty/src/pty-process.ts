@@ -7,17 +7,19 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import {
+  type CommandKillOptions,
   createRealClock,
   decideInputWait,
+  type EscapedScan,
   type InputWaitEvidence,
   type KillReport,
-  type MarkedScan,
   TerminalProcessBase,
+  type TreeKillOptions,
 } from '@conch/core';
 import { foregroundGroupOf, type ProcessFacts } from '@conch/core/host';
 import { processFacts } from '@conch/node';
 import type { IPty } from '@lydell/node-pty';
-import { findMarked, killTree } from './tree-killer.js';
+import { findEscaped, killTree } from './tree-killer.js';
 
 /** Signal names by number for node-pty's numeric exit signals. */
 const SIGNALS: Record<number, string> = {
@@ -256,12 +258,7 @@ export class PtyProcess extends TerminalProcessBase {
     });
   }
 
-  override kill(options: {
-    signal: string;
-    graceMs: number;
-    markerId?: string;
-    sessionId?: string;
-  }): Promise<KillReport> {
+  override kill(options: TreeKillOptions): Promise<KillReport> {
     const pid = this.pid;
     if (pid === undefined) return Promise.resolve({ result: 'already_exited', survivors: [] });
     return killTree(
@@ -270,7 +267,7 @@ export class PtyProcess extends TerminalProcessBase {
         roots: [pid],
         groups: [pid],
         owner: this.owner,
-        ...(options.markerId ? { markerId: options.markerId } : {}),
+        ...(options.commandId ? { commandId: options.commandId } : {}),
         ...(options.sessionId ? { sessionId: options.sessionId } : {}),
       },
       options.signal,
@@ -278,14 +275,14 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  killEscaped(options: CommandKillOptions): Promise<KillReport> {
     const shell = this.pid;
     return killTree(
       this.facts,
       {
         roots: [],
         groups: [],
-        markerId: options.markerId,
+        commandId: options.commandId,
         owner: this.owner,
         ...(shell === undefined ? {} : { spare: [shell] }),
       },
@@ -294,11 +291,11 @@ export class PtyProcess extends TerminalProcessBase {
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
-    return findMarked(this.facts, markerIds, this.owner, this.pid);
+  async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
+    return findEscaped(this.facts, commandIds, this.owner, this.pid);
   }
 
-  async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  async killJob(options: CommandKillOptions): Promise<KillReport> {
     const shell = this.pid;
     const fg = await this.foregroundGroup();
     const groups = fg !== undefined && fg !== shell ? [fg] : [];
@@ -307,7 +304,7 @@ export class PtyProcess extends TerminalProcessBase {
       {
         roots: [],
         groups,
-        markerId: options.markerId,
+        commandId: options.commandId,
         owner: this.owner,
         ...(shell === undefined ? {} : { spare: [shell] }),
       },

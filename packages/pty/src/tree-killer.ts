@@ -5,7 +5,7 @@
  * (`/proc` or `ps`).
  */
 
-import type { KillReport, MarkedProcess, MarkedScan } from '@conch/core';
+import type { EscapedProcess, EscapedScan, KillReport } from '@conch/core';
 import {
   COMMAND_MARKER,
   descendantsOf,
@@ -21,12 +21,12 @@ export interface KillTargets {
   roots: number[];
   /** Process groups to signal as a whole. */
   groups: number[];
-  /** Also every process whose environment has `CONCH_COMMAND_ID=markerId`. */
-  markerId?: string;
+  /** Also every process whose environment has `CONCH_COMMAND_ID=commandId`. */
+  commandId?: string;
   /** Also every process whose environment has `CONCH_SESSION_ID=sessionId` (escaped double forks). */
   sessionId?: string;
   /**
-   * Marker matches count only for processes of this server instance (`CONCH_OWNER=owner`): session ids
+   * Id matches count only for processes of this server instance (`CONCH_OWNER=owner`): session ids
    * such as `default` repeat across servers on one machine.
    */
   owner?: string;
@@ -44,15 +44,15 @@ export async function collectTargets(facts: ProcessFacts, targets: KillTargets):
     for (const pid of descendantsOf(root, table)) found.add(pid);
   }
   for (const p of table) if (targets.groups.includes(p.pgid)) found.add(p.pid);
-  if (targets.markerId !== undefined || targets.sessionId !== undefined) {
+  if (targets.commandId !== undefined || targets.sessionId !== undefined) {
     const markers = await facts.markers([OWNER_MARKER, COMMAND_MARKER, SESSION_MARKER]);
     for (const [pid, values] of markers) {
       if (pid === process.pid) continue;
-      const marked =
+      const carriesId =
         (targets.owner === undefined || values.get(OWNER_MARKER) === targets.owner) &&
-        ((targets.markerId !== undefined && values.get(COMMAND_MARKER) === targets.markerId) ||
+        ((targets.commandId !== undefined && values.get(COMMAND_MARKER) === targets.commandId) ||
           (targets.sessionId !== undefined && values.get(SESSION_MARKER) === targets.sessionId));
-      if (marked) {
+      if (carriesId) {
         found.add(pid);
         for (const d of descendantsOf(pid, table)) found.add(d);
       }
@@ -66,19 +66,19 @@ export async function collectTargets(facts: ProcessFacts, targets: KillTargets):
 
 /**
  * The live processes of server instance `owner` carrying `CONCH_COMMAND_ID=<id>`, with their states, for
- * each of `markerIds` that has any, and the forks of `terminal` (the terminal's own process, which never
- * counts as marked): its live children with its command name.
+ * each of `commandIds` that has any, and the forks of `terminal` (the terminal's own process, which never
+ * counts as escaped): its live children with its command name.
  */
-export async function findMarked(
+export async function findEscaped(
   facts: ProcessFacts,
-  markerIds: readonly string[],
+  commandIds: readonly string[],
   owner: string,
   terminal?: number,
-): Promise<MarkedScan> {
-  const wanted = new Set(markerIds);
-  const found = new Map<string, MarkedProcess[]>();
-  const forks: MarkedProcess[] = [];
-  if (wanted.size === 0) return { marked: found, forks };
+): Promise<EscapedScan> {
+  const wanted = new Set(commandIds);
+  const found = new Map<string, EscapedProcess[]>();
+  const forks: EscapedProcess[] = [];
+  if (wanted.size === 0) return { escaped: found, forks };
   const [table, markers] = await Promise.all([
     facts.processes(),
     facts.markers([COMMAND_MARKER, OWNER_MARKER]),
@@ -90,12 +90,12 @@ export async function findMarked(
     const values = markers.get(p.pid);
     const id = values?.get(COMMAND_MARKER);
     if (id === undefined || !wanted.has(id) || values?.get(OWNER_MARKER) !== owner) continue;
-    const marked = { pid: p.pid, state: p.state };
+    const escaped = { pid: p.pid, state: p.state };
     const list = found.get(id);
-    if (list) list.push(marked);
-    else found.set(id, [marked]);
+    if (list) list.push(escaped);
+    else found.set(id, [escaped]);
   }
-  return { marked: found, forks };
+  return { escaped: found, forks };
 }
 
 function send(pid: number, signal: NodeJS.Signals | number): void {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { waitFor } from '@conch/core/testing';
 import { pidsWithEnv } from '@conch/node/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OWNER_ENV, runsUnderConch } from '../src/index.js';
@@ -8,7 +9,7 @@ const markers: string[] = [];
 afterEach(async () => {
   for (const marker of markers.splice(0)) {
     for (const pid of pidsWithEnv('MARK', marker)) process.kill(pid, 'SIGKILL');
-    await waitFor(() => (pidsWithEnv('MARK', marker).length === 0 ? true : undefined), 'the probe is gone');
+    await waitFor(() => pidsWithEnv('MARK', marker).length === 0, { what: 'the probe is gone' });
   }
   for (const child of started.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) {
@@ -18,15 +19,6 @@ afterEach(async () => {
     }
   }
 });
-
-async function waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
-  for (let i = 0; i < 800; i++) {
-    const found = find();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe('runsUnderConch', () => {
   it('is false for a process outside conch, true for one carrying the owner tag and for its descendants', async () => {
@@ -39,7 +31,7 @@ describe('runsUnderConch', () => {
       stdio: 'ignore',
     });
     started.push(shell);
-    const child = await waitFor(() => pidsWithEnv('MARK', marker)[0], 'the untagged child');
+    const child = await waitFor(() => pidsWithEnv('MARK', marker)[0], { what: 'the untagged child' });
     expect(await runsUnderConch(shell.pid!)).toBe(true);
     expect(await runsUnderConch(child)).toBe(true);
 

@@ -2,7 +2,7 @@ import { homedir } from 'node:os';
 import { resolveSandboxRules, type SandboxRules } from '@conch/core';
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore, processFacts } from '@conch/node';
-import { countMarked } from '@conch/node/testing';
+import { countWithCommandId } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -38,7 +38,7 @@ for (const [name, sandbox] of [
       return spill;
     },
     screen: createXtermScreen,
-    countMarked: async (id) => countMarked(id),
+    countWithCommandId: async (id) => countWithCommandId(id),
     denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
   });
 }

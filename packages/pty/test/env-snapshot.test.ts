@@ -20,8 +20,9 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CommandResult, createRealClock, SessionManager, snapshotFile } from '@conch/core';
-import { readToEnd } from '@conch/core/testing';
+import { type CommandResult, createRealClock, SessionManager } from '@conch/core';
+import { snapshotFile } from '@conch/core/engine';
+import { readToEnd, waitFor } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -53,16 +54,6 @@ afterAll(async () => {
   spill.dispose(true);
   rmSync(work, { recursive: true, force: true });
 });
-
-async function until<T>(fn: () => T | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 const finished = (r: CommandResult) => readToEnd(manager, r);
 
@@ -167,7 +158,7 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
         pause_timeout: 3,
       });
       expect(r).toMatchObject({ status: 'completed', exit_code: 3 });
-      await until(() => (holds(shellPid, slotFile) ? true : undefined));
+      await waitFor(() => holds(shellPid, slotFile));
       // The isolated command waits for the snapshot up to the cap, then starts with the last snapshot written
       // whole, the start-up's: as if the stuck one had never begun.
       const iso = await finished(
@@ -180,9 +171,9 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
       expect(iso).toMatchObject({ exit_code: 0, output: 'unset' });
       expect(holds(shellPid, slotFile)).toBe(true);
       // Once the pipe is read, the shell gets past its snapshot and goes on.
-      await until(() => {
+      await waitFor(() => {
         drain(fd);
-        return holds(shellPid, slotFile) ? undefined : true;
+        return !holds(shellPid, slotFile);
       });
       const next = await manager.execute({ command: 'echo "$SNAP_STUCK"', session_id: s.session_id });
       expect(next).toMatchObject({ status: 'completed', exit_code: 0, output: 'yes' });
@@ -245,9 +236,9 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
         tracer.stderr.on('data', (chunk: Buffer) => {
           said += chunk.toString();
         });
-        await until(() => (said.includes('attached') ? true : undefined));
+        await waitFor(() => said.includes('attached'));
         expect(await run(setTo('new'))).toMatchObject({ status: 'completed', exit_code: 0 });
-        await until(() => (files.some((file) => holds(shellPid, file)) ? true : undefined));
+        await waitFor(() => files.some((file) => holds(shellPid, file)));
         // Started now, the isolated command loads the old snapshot or (had the shell finished) the new one,
         // whole either way: never the new start of the file with the old rest.
         expect(['old old 50000', 'new new 50000']).toContain(await seen());

@@ -6,6 +6,7 @@
  * is reported as waiting for input.
  */
 import { readFileSync } from 'node:fs';
+import { waitFor } from '@conch/core/testing';
 import { isAlive } from '@conch/node/testing';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -43,11 +44,11 @@ test('output written before the shell went back to reading reaches the listeners
   try {
     // Idle at its (empty) prompt: the shell reads its terminal.
     await proc.write('printf "rea""dy\\n"\n', 1000);
-    for (let i = 0; !seen.includes('ready') && i < 2000; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => seen.includes('ready'), { what: 'the first line' });
     expect(seen).toContain('ready');
-    for (let i = 0; (await proc.inputWaitEvidence?.()) !== 'blocked_read' && i < 2000; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await waitFor(async () => (await proc.inputWaitEvidence?.()) === 'blocked_read', {
+      what: 'the shell to read again',
+    });
     const before = sleeps(pid);
     // The server is busy (this loop holds the event loop) while the shell runs the line, prints, and
     // sleeps in its read again: the printed bytes wait unread in the terminal.
@@ -62,7 +63,7 @@ test('output written before the shell went back to reading reaches the listeners
     expect(seen).toContain('done');
   } finally {
     proc.dispose();
-    for (let i = 0; isAlive(pid) && i < 500; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => !isAlive(pid), { what: 'the shell to be gone' }).catch(() => undefined);
     expect(isAlive(pid)).toBe(false);
   }
 });

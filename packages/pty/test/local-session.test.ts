@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRealClock, SessionManager } from '@conch/core';
+import { waitFor } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { openFds, pidsWithEnv } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,16 +40,6 @@ afterAll(async () => {
   spill.dispose(true);
   rmSync(work, { recursive: true, force: true });
 });
-
-async function until<T>(fn: () => T | undefined | Promise<T | undefined>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('shells and rc files', () => {
   it('survives a custom PS1, PROMPT_COMMAND and vi mode in .bashrc', async () => {
@@ -103,17 +94,17 @@ describe('cleanup', () => {
     const fdsBefore = openFds().length;
     const s = await manager.createLocal();
     await manager.execute({ command: 'sleep 100 &', session_id: s.session_id });
-    // An escapee: double-forked into its own session, reparented away from the shell.
+    // An escaped process: double-forked into its own session, reparented away from the shell.
     await manager.execute({
       command: '(setsid nohup sleep 101 >/dev/null 2>&1 &)',
       session_id: s.session_id,
     });
     const bg = await manager.execute({ command: 'sleep 200', session_id: s.session_id, background: true });
-    await until(() => (pidsWithEnv('CONCH_SESSION_ID', s.session_id).length >= 4 ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', s.session_id).length >= 4);
     const closed = await manager.closeSession(s.session_id);
     expect(closed.killed_command_ids).toContain(bg.command_id);
-    await until(() => (pidsWithEnv('CONCH_SESSION_ID', s.session_id).length === 0 ? true : undefined));
-    await until(() => (openFds().length <= fdsBefore ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', s.session_id).length === 0);
+    await waitFor(() => openFds().length <= fdsBefore);
   });
 
   it('reaps processes a SIGKILLed server left behind', async () => {
@@ -126,13 +117,11 @@ describe('cleanup', () => {
     );
     const pid = Number(await new Promise<string>((r) => child.stdout.once('data', (d) => r(String(d)))));
     expect(pidsWithEnv('CONCH_OWNER', tag)).toContain(pid);
-    await until(() =>
-      pidsWithEnv('CONCH_OWNER', tag).filter((p) => p !== child.pid).length >= 3 ? true : undefined,
-    );
+    await waitFor(() => pidsWithEnv('CONCH_OWNER', tag).filter((p) => p !== child.pid).length >= 3);
     // Every orphan signalled is counted (other tests' orphans on this machine may add to it).
     const reaped = await reapOrphans();
     expect(reaped).toBeGreaterThanOrEqual(3);
-    await until(() => (pidsWithEnv('CONCH_OWNER', tag).length === 0 ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_OWNER', tag).length === 0);
   });
 
   it('when the server is SIGKILLed, its shells and their jobs die with it', async () => {
@@ -141,8 +130,8 @@ describe('cleanup', () => {
     const child = spawn(process.execPath, [fixture], { stdio: ['ignore', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve) => child.stdout.once('data', (d) => resolve(String(d))));
     const { sessionId } = JSON.parse(line) as { sessionId: string };
-    await until(() => (pidsWithEnv('CONCH_SESSION_ID', sessionId).length >= 2 ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', sessionId).length >= 2);
     child.kill('SIGKILL');
-    await until(() => (pidsWithEnv('CONCH_SESSION_ID', sessionId).length === 0 ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', sessionId).length === 0);
   });
 });

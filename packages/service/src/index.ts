@@ -64,6 +64,7 @@ export {
 } from './sandbox-options.js';
 /** The verbs as methods of one service object, and its assembly from a configuration. */
 export {
+  type AttachOptions,
   type CheckCommandParams,
   type CloseSessionParams,
   ConchService,

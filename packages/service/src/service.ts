@@ -9,7 +9,6 @@
 
 import { resolve } from 'node:path';
 import {
-  type AttachRequest,
   type ByteRead,
   type CloseSessionResult,
   type CommandResult,
@@ -46,7 +45,7 @@ import {
   OPENCODE_INSTALL_HINT,
 } from '@conch/delegate';
 import { createAuditLog, Policy } from '@conch/policy';
-import { reapOrphans } from '@conch/pty';
+import { reapOrphans, runsUnderConch } from '@conch/pty';
 import type { HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
 import type { ResolvedConfig } from './config.js';
@@ -106,6 +105,23 @@ export interface ConchServiceOptions {
   sandbox?: SandboxSetup;
   /** The container engine of `createContainer` (none: the service offers no container sessions). */
   containers?: ContainerSetup;
+}
+
+/** What a person asks for when attaching to a session (see {@link ConchService.attachTerminal}). */
+export interface AttachOptions {
+  /** The person explicitly asked to type into the session (`conch attach --take-over`). */
+  takeOver?: boolean;
+  /**
+   * The person only watches (the web page until they take over): keystrokes are refused, policy or not.
+   */
+  watchOnly?: boolean;
+  /** The attaching program's pid, as its connection reports it (absent: unknown). */
+  clientPid?: number;
+  /**
+   * Whether the client runs inside a terminal conch manages, when the face knows (the web page's clients
+   * are people's browsers); otherwise found from `clientPid` ({@link ConchService.clientInConchTerminal}).
+   */
+  fromConchTerminal?: boolean;
 }
 
 /** `create_local` parameters: the engine's, with the sandbox as a caller asks for it. */
@@ -221,12 +237,12 @@ export class ConchService {
     return this.#manager.sendControl(defined(params), context);
   }
 
-  /** The commands started, with the pids that escaped their ended commands (`list_processes`). */
+  /** The commands started, each ended one with the escaped processes it left running (`list_processes`). */
   listProcesses(
     params: ListProcessesRequest = {},
     _context: ServiceCallContext = {},
   ): Promise<{ processes: ProcessInfo[] }> {
-    return this.#manager.listProcessesWithEscapees(defined(params));
+    return this.#manager.listProcesses(defined(params));
   }
 
   /**
@@ -234,7 +250,7 @@ export class ConchService {
    * processes escaped ended commands (the compatibility profiles find a command's pid with it).
    */
   listCommands(params: ListProcessesRequest = {}): { processes: ProcessInfo[] } {
-    return this.#manager.listProcesses(defined(params));
+    return this.#manager.listCommands(defined(params));
   }
 
   /** Kills a command and its process tree (`kill_process`). */
@@ -328,13 +344,32 @@ export class ConchService {
     return this.#manager.followOutput(commandId, fromByte, listener);
   }
 
-  /** A person's live view of a session's terminal (`conch attach`). */
-  attachTerminal(
+  /**
+   * A person's live view of a session's terminal (`conch attach`). `clientPid` is the attaching program's
+   * process as its connection reports it: one inside a terminal conch manages is an agent, whose take-over
+   * the engine refuses under a policy, and so is a client that does not say which process it is.
+   */
+  async attachTerminal(
     sessionId: string,
     viewer: TerminalWatcher,
-    request: AttachRequest = {},
-  ): TerminalAttachment {
-    return this.#manager.attachTerminal(sessionId, viewer, request);
+    request: AttachOptions = {},
+  ): Promise<TerminalAttachment> {
+    const fromConchTerminal =
+      request.fromConchTerminal ?? (await this.clientInConchTerminal(request.clientPid));
+    return this.#manager.attachTerminal(sessionId, viewer, {
+      takeOver: request.takeOver === true,
+      watchOnly: request.watchOnly === true,
+      fromConchTerminal,
+    });
+  }
+
+  /**
+   * Whether a person's client runs inside a terminal conch manages (an agent's command), from the pid it
+   * says it has, by the host's process facts. A client that does not say which process it is could be
+   * anything, and counts as inside.
+   */
+  async clientInConchTerminal(clientPid: number | undefined): Promise<boolean> {
+    return clientPid === undefined || (await runsUnderConch(clientPid));
   }
 
   /**

@@ -20,9 +20,6 @@ export interface ChannelHost extends TerminalHost {
 /** The clock of write deadlines (real time). */
 const REAL_CLOCK = createRealClock();
 
-/** How the start of a channel went. */
-export type { StartOutcome } from '@conch/core/host';
-
 /**
  * A remote process on an SSH channel (see the module doc); listeners, the exit (after every byte) and
  * write deadlines come from the core's base.

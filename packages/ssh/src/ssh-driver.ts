@@ -89,12 +89,20 @@ interface Link {
   procs: Set<SshChannelProcess>;
   /** The last error the client reported (e.g. a keepalive timeout), for the lost reason. */
   lastError?: string;
+  /** When a channel of this connection last closed (`Date.now()`). */
+  lastClosedAt?: number;
 }
 
 /** Most connections one driver opens to its host. */
 const MAX_LINKS = 16;
 /** How long a terminal channel may take to report its start. */
 const START_TIMEOUT_MS = 20_000;
+/**
+ * How soon after a channel closed a refused open is tried once more on the same connection (50 ms later):
+ * the client sees the close before the server has released the slot (OpenSSH counts it against MaxSessions
+ * a moment longer).
+ */
+const SLOT_RELEASE_GRACE_MS = 1000;
 /** How long utility channels wait for a free slot by default when no extra connection can be opened. */
 const UTILITY_WAIT_MS = 10_000;
 /**
@@ -103,7 +111,7 @@ const UTILITY_WAIT_MS = 10_000;
  */
 const SCRIPT_SLOT_WAIT_MS: Readonly<Record<HostScriptPurpose, number>> = {
   kill: 2000,
-  marked: 1000,
+  escaped: 1000,
   probe: 0,
   signal: 1000,
 };
@@ -186,7 +194,7 @@ export class SshDriver implements Driver {
   readonly username: string;
   /** The remote private 0700 directory holding init scripts and long commands. */
   readonly privateDir: string;
-  /** The host scripts (kill, probe, marked processes, signal), reading the host's process facts. */
+  /** The host scripts (kill, probe, escaped processes, signal), reading the host's process facts. */
   readonly scripts: HostScripts;
   private readonly loginShell: string;
   private readonly bashPath: string;
@@ -368,10 +376,13 @@ export class SshDriver implements Driver {
     waitMs: number,
   ): Promise<{ channel: ClientChannel; link: Link }> {
     const deadline = Date.now() + waitMs;
+    /** Connections already tried again after a refusal right after a close (once each). */
+    const retried = new Set<Link>();
     let growError: unknown;
     for (;;) {
       this.assertUsable(pty !== undefined);
-      for (const link of [...this.links]) {
+      for (let i = 0; i < this.links.length; i++) {
+        const link = this.links[i] as Link;
         if (link.closed || link.full) continue;
         link.channels++;
         if (link.idleTimer) {
@@ -383,6 +394,7 @@ export class SshDriver implements Driver {
           channel.once('close', () => {
             link.channels--;
             link.full = false;
+            link.lastClosedAt = Date.now();
             this.scheduleIdle(link);
             this.wakeFreeWaiters();
           });
@@ -391,6 +403,14 @@ export class SshDriver implements Driver {
           link.channels--;
           this.scheduleIdle(link);
           if (isChannelOpenFailure(error) && !link.closed) {
+            const sinceClose = Date.now() - (link.lastClosedAt ?? Number.NEGATIVE_INFINITY);
+            if (sinceClose < SLOT_RELEASE_GRACE_MS && !retried.has(link)) {
+              // A channel closed a moment ago: the server may not have released its slot yet. Once more.
+              retried.add(link);
+              await new Promise((resolve) => setTimeout(resolve, 50));
+              i--;
+              continue;
+            }
             link.full = true;
             continue;
           }
@@ -499,11 +519,7 @@ export class SshDriver implements Driver {
   /** Starts a program on a new channel with a PTY and waits for its start marker. */
   private async startTerminal(
     file: string,
-    args: readonly string[],
-    cwd: string | undefined,
-    env: Record<string, string>,
-    cols: number,
-    rows: number,
+    { args, cwd, env, cols, rows }: Omit<SpawnOptions, 'file' | 'sandbox'>,
   ): Promise<TerminalProcess> {
     assertEnvNames(env);
     // The start-up script holds the driver's nonce and the environment (the core's session nonce among
@@ -552,25 +568,11 @@ export class SshDriver implements Driver {
   }
 
   async openShell(options: OpenShellOptions): Promise<TerminalProcess> {
-    return this.startTerminal(
-      options.shell,
-      options.args,
-      options.cwd,
-      options.env,
-      options.cols,
-      options.rows,
-    );
+    return this.startTerminal(options.shell, options);
   }
 
   async spawn(options: SpawnOptions): Promise<TerminalProcess> {
-    return this.startTerminal(
-      options.file,
-      options.args,
-      options.cwd,
-      options.env,
-      options.cols,
-      options.rows,
-    );
+    return this.startTerminal(options.file, options);
   }
 
   async writePrivateFile(name: string, content: string): Promise<string> {

@@ -4,7 +4,7 @@
  */
 import { describeDriverConformance } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countMarked } from '@conch/node/testing';
+import { countWithCommandId } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { createSshFixture, type SshFixture } from '@conch/ssh/testing';
 import type { SshDriver } from '../src/index.js';
@@ -32,6 +32,6 @@ describeDriverConformance('ssh (ssh2 → OpenSSH)', {
     return spill;
   },
   screen: createXtermScreen,
-  countMarked: async (id) => countMarked(id),
+  countWithCommandId: async (id) => countWithCommandId(id),
   denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
 });

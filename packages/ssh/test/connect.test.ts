@@ -8,7 +8,8 @@ import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { ConchError } from '@conch/core';
-import { createSshFixture, freePort, type Sshd, type SshFixture, until } from '@conch/ssh/testing';
+import { waitFor } from '@conch/core/testing';
+import { createSshFixture, freePort, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ConnectSshOptions, connectSsh, type SshConnection } from '../src/index.js';
 import { connectTo } from './helpers.js';
@@ -368,13 +369,18 @@ describe('host keys', () => {
 describe('failures', () => {
   it('an unreachable port is SSH_UNREACHABLE at once', async () => {
     const port = await freePort();
-    const started = Date.now();
+    // A connect_timeout no test waits for: the refusal itself, not the time, ends the attempt.
     const error = await failure(
-      connectSsh({ host: '127.0.0.1', port, configPath: null, hostKeyPolicy: 'strict' }),
+      connectSsh({
+        host: '127.0.0.1',
+        port,
+        configPath: null,
+        hostKeyPolicy: 'strict',
+        connectTimeoutS: 600,
+      }),
     );
     expect(error.code).toBe('SSH_UNREACHABLE');
     expect(error.message).toContain('connection refused');
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it('a host that accepts TCP but never speaks is SSH_UNREACHABLE within connect_timeout', async () => {
@@ -390,7 +396,6 @@ describe('failures', () => {
       expect(error.code).toBe('SSH_UNREACHABLE');
       expect(error.message).toContain('within connect_timeout (1 s)');
       expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-      expect(Date.now() - started).toBeLessThan(4000);
     } finally {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -416,10 +421,9 @@ describe('failures', () => {
   it('leaves no connection behind after a failure', async () => {
     await failure(connectTo(fx, sshd, { privateKeyPath: undefined, password: 'nope' }));
     // Only the listener (and connections still closing) remain under sshd.
-    await until(
-      () => (sshd.tree().length === 1 ? true : undefined),
-      10_000,
-      'per-connection sshd processes to exit',
-    );
+    await waitFor(() => sshd.tree().length === 1, {
+      timeoutMs: 10_000,
+      what: 'per-connection sshd processes to exit',
+    });
   });
 });

@@ -7,9 +7,9 @@ import { rmSync, statSync } from 'node:fs';
 import { decideInputWait } from '@conch/core';
 import {
   CONNECT_PROBE,
+  ESCAPED_SCRIPT,
   HostScripts,
   KILL_SCRIPT,
-  MARKED_SCRIPT,
   PROBE_SCRIPT,
   parseConnectProbe,
   type RunHostScript,
@@ -17,8 +17,9 @@ import {
   shCommand,
   startupScript,
 } from '@conch/core/host';
-import { countMarked, isAlive } from '@conch/node/testing';
-import { processTree, REAPER } from '@conch/ssh/testing';
+import { waitFor } from '@conch/core/testing';
+import { countWithCommandId, isAlive, processTree } from '@conch/node/testing';
+import { REAPER } from '@conch/ssh/testing';
 import { describe, expect, it } from 'vitest';
 
 /** Runs a command line the way sshd would: through `sh -c`. */
@@ -49,7 +50,7 @@ function killTree(root: number): void {
 
 describe('host scripts', () => {
   it('are valid POSIX sh (dash)', () => {
-    for (const script of [CONNECT_PROBE, KILL_SCRIPT, MARKED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
+    for (const script of [CONNECT_PROBE, KILL_SCRIPT, ESCAPED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT]) {
       execFileSync('/bin/sh', ['-n', '-c', script]);
     }
   });
@@ -141,9 +142,9 @@ async function onATerminal(argv: string[]): Promise<{ pid: number; stop: () => P
 
 describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
   const id = `c_scripttest_${facts}`;
-  const marked = `c_markedtest_${facts}`;
+  const escaped = `c_escapedtest_${facts}`;
 
-  it('kill a whole tree, including a double-forked escapee found by its marker', async () => {
+  it('kill a whole tree, including a double-forked escaped process found by its command id', async () => {
     // Under the test reaper, so that the killed orphans are reaped (PID 1 in a container may not reap).
     const script = 'sleep 300 & (setsid sleep 301 &); sleep 302';
     const child = spawn(
@@ -153,10 +154,10 @@ describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
     );
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
-      const ready = () => processTree(child.pid!).length === 5 && countMarked(id) === 4;
-      for (let i = 0; i < 250 && !ready(); i++) await new Promise((r) => setTimeout(r, 20));
+      const ready = () => processTree(child.pid!).length === 5 && countWithCommandId(id) === 4;
+      await waitFor(ready, { what: 'the tree and its escaped process' }).catch(() => undefined);
       expect(ready()).toBe(true);
-      // The session leader (sh) is the reaper's child; the escapee was re-parented to the reaper.
+      // The session leader (sh) is the reaper's child; the escaped process was re-parented to the reaper.
       const root = processTree(child.pid!)[1]!;
       const scripts = new HostScripts(runHere, facts);
       const kill = () =>
@@ -169,7 +170,7 @@ describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
         });
       expect(await kill()).toEqual({ result: 'killed', survivors: [] });
       expect(isAlive(root)).toBe(false);
-      expect(countMarked(id)).toBe(0);
+      expect(countWithCommandId(id)).toBe(0);
       // The reaper exits once its orphans are reaped.
       await exited;
       expect(await kill()).toEqual({ result: 'already_exited', survivors: [] });
@@ -178,28 +179,25 @@ describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
     }
   });
 
-  it("list the processes carrying a command marker with their states, and the terminal's forks", async () => {
-    // A shell (the "terminal's process") with a subshell of its own and a marked program.
-    const script = `(sleep 304; :) & CONCH_COMMAND_ID=${marked} sleep 303 & wait`;
+  it("list the processes carrying a command id with their states, and the terminal's forks", async () => {
+    // A shell (the "terminal's process") with a subshell of its own and a program carrying a command id.
+    const script = `(sleep 304; :) & CONCH_COMMAND_ID=${escaped} sleep 303 & wait`;
     const child = spawn('sh', ['-c', script], { stdio: 'ignore' });
     const exited = new Promise((resolve) => child.once('exit', resolve));
     try {
       const scripts = new HostScripts(runHere, facts);
-      const report = () => scripts.markedProcesses(child.pid, [marked, 'c_nothing']);
+      const report = () => scripts.escapedProcesses(child.pid, [escaped, 'c_nothing']);
       const settled = async () => {
         const r = await report();
-        return r.marked.get(marked)?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
+        return r.escaped.get(escaped)?.[0]?.state === 'S' && r.forks[0]?.state === 'S' ? r : undefined;
       };
-      let seen = await settled();
-      for (let i = 0; i < 250 && !seen; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        seen = await settled();
-      }
-      expect(seen?.marked.size).toBe(1);
-      expect(seen?.marked.get(marked)).toHaveLength(1);
+      await waitFor(settled, { what: 'the processes to settle' }).catch(() => undefined);
+      const seen = await settled();
+      expect(seen?.escaped.size).toBe(1);
+      expect(seen?.escaped.get(escaped)).toHaveLength(1);
       expect(seen?.forks).toHaveLength(1);
       expect(processTree(child.pid!)).toEqual(
-        expect.arrayContaining([seen?.forks[0]?.pid, seen?.marked.get(marked)?.[0]?.pid]),
+        expect.arrayContaining([seen?.forks[0]?.pid, seen?.escaped.get(escaped)?.[0]?.pid]),
       );
     } finally {
       killTree(child.pid!);
@@ -217,11 +215,13 @@ describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
       'exec -a notabash bash --norc --noprofile -c "read x; :"',
     ]);
     try {
-      let report = await scripts.probe(reader.pid);
-      for (let i = 0; i < 250 && decideInputWait(report.facts) !== 'blocked_read'; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        report = await scripts.probe(reader.pid);
-      }
+      const report = await waitFor(
+        async () => {
+          const r = await scripts.probe(reader.pid);
+          return decideInputWait(r.facts) === 'blocked_read' ? r : undefined;
+        },
+        { what: 'the reader blocked reading its terminal' },
+      ).catch(() => scripts.probe(reader.pid));
       expect(report.factsKind).toBe(facts);
       expect(decideInputWait(report.facts)).toBe('blocked_read');
       expect(report.fg).toBe(reader.pid);
@@ -231,15 +231,19 @@ describe.each(['proc', 'ps'] as const)('host scripts reading %s', (facts) => {
     }
     const sleeper = await onATerminal(['sleep', '300']);
     try {
-      let report = await scripts.probe(sleeper.pid);
-      for (let i = 0; i < 250 && report.names?.[0] !== 'sleep'; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        report = await scripts.probe(sleeper.pid);
-      }
+      const report = await waitFor(
+        async () => {
+          const r = await scripts.probe(sleeper.pid);
+          return r.names?.[0] === 'sleep' ? r : undefined;
+        },
+        { what: 'sleep in the foreground' },
+      ).catch(() => scripts.probe(sleeper.pid));
       expect(decideInputWait(report.facts)).toBe('no');
       // The foreground signal reaches it.
       await scripts.signalForeground(sleeper.pid, 'term');
-      for (let i = 0; i < 250 && isAlive(sleeper.pid); i++) await new Promise((r) => setTimeout(r, 20));
+      await waitFor(() => !isAlive(sleeper.pid), { what: 'the signalled sleep to end' }).catch(
+        () => undefined,
+      );
       expect(isAlive(sleeper.pid)).toBe(false);
     } finally {
       await sleeper.stop();

@@ -4,8 +4,10 @@
  * shells, and cleanup of remote processes and channels.
  */
 import { createRealClock, SessionManager } from '@conch/core';
+import { waitFor } from '@conch/core/testing';
 import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { createSshFixture, pidsWithEnv, type Sshd, type SshFixture, until } from '@conch/ssh/testing';
+import { pidsWithEnv } from '@conch/node/testing';
+import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
 import { connectTo } from './helpers.js';
@@ -144,14 +146,13 @@ describe('cleanup', () => {
     await manager.execute({ command: "sh -c '(setsid sleep 201 &)'", session_id: s.id });
     const bg = await manager.execute({ command: 'sleep 200', session_id: s.id, background: true });
     // The test runs on the same machine as sshd, so it can look at the remote processes directly.
-    await until(() => (pidsWithEnv('CONCH_SESSION_ID', s.id).length >= 4 ? true : undefined));
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', s.id).length >= 4);
     const closed = await manager.closeSession(s.id);
     expect(closed.killed_command_ids).toContain(bg.command_id);
-    await until(
-      () => (pidsWithEnv('CONCH_SESSION_ID', s.id).length === 0 ? true : undefined),
-      10_000,
-      'remote processes to go',
-    );
+    await waitFor(() => pidsWithEnv('CONCH_SESSION_ID', s.id).length === 0, {
+      timeoutMs: 10_000,
+      what: 'remote processes to go',
+    });
     expect(other.driver.liveCount()).toBe(0);
     expect(other.driver.connectionCount()).toBe(0);
   });

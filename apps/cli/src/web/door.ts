@@ -16,7 +16,6 @@ import type { AuditSink } from '@conch/core';
 import type { ConchService, Logger } from '@conch/service';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import * as z from 'zod';
-import { clientInConchTerminal } from '../attach-protocol.js';
 import { parseListen, urlHost } from '../http-guards.js';
 import type { SupervisionFeed } from './feed.js';
 import { WEB_METHODS, type WebDaemon, type WebPolicy, type WebServeResult } from './protocol.js';
@@ -98,7 +97,7 @@ export class WebDoor {
         "conch/web is refused on this connection: it is the MCP relay (conch mcp --daemon), an agent's door, and the page lets a person type into sessions. Run conch web in your own terminal.",
       );
     const { policy } = this.context;
-    if (policy.active && (await clientInConchTerminal(params.client_pid))) {
+    if (policy.active && (await this.context.service.clientInConchTerminal(params.client_pid))) {
       const reason =
         'serving the web page to a client inside a terminal conch manages (or one that does not say which process it is): its token would let an agent type into sessions around the command policy';
       this.context.audit.record({ kind: 'attach', input: 'conch web', decision: 'deny', reason });

@@ -395,7 +395,7 @@ describe('no ghosts: a typed line that never reached the shell', () => {
     expect(taken).toContain('__conch_s');
     expect(r).toMatchObject({ status: 'completed', state: 'lost', exit_code: null, swallowed: true });
     expect(r.reason).toBe('exited');
-    expect(manager.listProcesses().processes.some((p) => p.state === 'awaiting_input')).toBe(false);
+    expect(manager.listCommands().processes.some((p) => p.state === 'awaiting_input')).toBe(false);
     // The session goes on: the next command (the program gone) is typed into the shell again.
     shell.setInputListener(undefined);
     shell.ownGroup = true;

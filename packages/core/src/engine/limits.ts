@@ -102,3 +102,9 @@ export const DEFAULT_ENGINE_DEFAULTS: EngineDefaults = {
 
 /** Valid values of {@link EngineDefaults.maxOutputLines} (the server's `--max-output-lines`). */
 export const OUTPUT_LINES_RANGE = { min: 10, max: 100_000 } as const;
+
+/** How long finished commands are kept, in words ("30 min", "90 s"), from the configured `retainMs`. */
+export function retentionTime(limits: Pick<EngineLimits, 'retainMs'>): string {
+  const ms = limits.retainMs;
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}

@@ -59,7 +59,7 @@ describe('SessionManager', () => {
     const work = await settled(clock, manager.createLocal({ name: 'work' }));
     const r = await settled(clock, manager.execute({ command: 'echo hi', session_id: 'work' }));
     expect(r.session_id).toBe(work.session_id);
-    expect(manager.listProcesses({ session_id: 'work' }).processes.map((p) => p.command_id)).toEqual([
+    expect(manager.listCommands({ session_id: 'work' }).processes.map((p) => p.command_id)).toEqual([
       r.command_id,
     ]);
     // An id wins over a name: a session named like another's id does not take its place.
@@ -219,14 +219,14 @@ describe('SessionManager', () => {
       ids.push((await settled(clock, manager.execute({ command: `echo ${i}` }))).command_id);
       await clock.advance(1);
     }
-    const kept = manager.listProcesses().processes.map((p) => p.command_id);
+    const kept = manager.listCommands().processes.map((p) => p.command_id);
     expect(kept).toEqual(ids.slice(2));
     await expect(manager.readOutput({ command_id: ids[0]! })).rejects.toMatchObject({
       code: 'COMMAND_NOT_FOUND',
     });
     expect((await manager.readOutput({ command_id: ids[4]! })).status).toBe('completed');
     await clock.advance(31 * 60 * 1000);
-    expect(manager.listProcesses().processes).toEqual([]);
+    expect(manager.listCommands().processes).toEqual([]);
   });
 
   it('keeps the commands that ended last, whatever order they started in', async () => {
@@ -235,7 +235,7 @@ describe('SessionManager', () => {
     const quick = await settled(clock, manager.execute({ command: 'echo quick' }));
     expect(quick.status).toBe('completed');
     await clock.advance(6000);
-    const kept = manager.listProcesses().processes.map((p) => p.command_id);
+    const kept = manager.listCommands().processes.map((p) => p.command_id);
     expect(kept).toEqual([slow.command_id]);
     await expect(manager.readOutput({ command_id: quick.command_id })).rejects.toMatchObject({
       code: 'COMMAND_NOT_FOUND',
@@ -268,9 +268,9 @@ describe('SessionManager', () => {
     driver.script('hold', () => {});
     const a = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     await settled(clock, manager.execute({ command: 'echo x' }));
-    const live = manager.listProcesses({ include_finished: false }).processes;
+    const live = manager.listCommands({ include_finished: false }).processes;
     expect(live.map((p) => p.command_id)).toEqual([a.command_id]);
-    expect(manager.listProcesses({ filter: 'ECHO' }).processes).toHaveLength(1);
+    expect(manager.listCommands({ filter: 'ECHO' }).processes).toHaveLength(1);
     expect(live[0]).toMatchObject({ command: 'hold', state: 'running', background: false, isolated: false });
   });
 

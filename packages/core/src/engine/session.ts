@@ -361,8 +361,7 @@ export class Session {
     this.state = 'busy';
     this.foreground = command;
     this.foregroundStarted = false;
-    command.awaitingStart = true;
-    command.pid = this.proc.pid;
+    command.markTyped(this.proc.pid);
     this.touch();
     try {
       const slot = this.freeSnapshotSlot();
@@ -524,14 +523,11 @@ export class Session {
     const evidence = await proc?.inputWaitEvidence?.().catch(() => 'unknown' as const);
     if (!command.awaitingStart || command.ended || this.foreground !== command) return 'no';
     if (shellHolds === undefined || !readsInput(evidence)) {
-      command.swallowSuspected = false;
+      command.clearSwallowSuspicion();
       return 'no';
     }
-    if (!command.swallowSuspected) {
-      // Look once more before deciding: a start marker may still be on its way (a remote host).
-      command.swallowSuspected = true;
-      return 'no';
-    }
+    // Look once more before deciding: a start marker may still be on its way (a remote host).
+    if (!command.suspectSwallowed()) return 'no';
     this.abandonUnstarted(command, 'swallowed');
     return 'no';
   }
@@ -544,8 +540,8 @@ export class Session {
     if (this.foreground !== command || !command.awaitingStart) return;
     this.finishForeground();
     if (this.state === 'busy' && this.proc) this.state = 'idle';
-    if (how === 'swallowed') command.swallowed = true;
-    command.end({ state: how === 'swallowed' ? 'lost' : 'killed', exitCode: null, signal: null });
+    if (how === 'swallowed') command.endSwallowed();
+    else command.end({ state: 'killed', exitCode: null, signal: null });
   }
 
   /** Masks a secret in this terminal's output until the foreground command ends. */
@@ -641,7 +637,7 @@ export class Session {
     if (!fg || marker.commandId !== fg.id) return;
     if (marker.type === 'start') {
       this.foregroundStarted = true;
-      fg.awaitingStart = false;
+      fg.markStarted();
       // Viewers see the command's own text where the shell echoed conch's wrapper line.
       if (this.watchers.size > 0) {
         this.tellCommand({
@@ -698,7 +694,7 @@ export class Session {
     this.state = info.lost ? 'lost' : 'closed';
     this.finishForeground();
     // The shell itself ended under its foreground command (`exit 3`, `set -e; false`), not by a kill.
-    if (fg && !info.lost && !fg.killRequested) fg.sessionEnded = true;
+    if (fg && !info.lost && !fg.killRequested) fg.markSessionEnded();
     fg?.end({
       state: info.lost ? 'lost' : 'exited',
       exitCode: info.lost ? null : info.exitCode,

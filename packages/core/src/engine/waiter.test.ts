@@ -236,7 +236,7 @@ describe('Waiter (docs/waiting.md)', () => {
     controller.abort();
     await clock.advance(0);
     expect(r.value).toMatchObject({ reason: 'cancelled', state: 'running', status: 'partial' });
-    expect(manager.listProcesses({ include_finished: false }).processes).toHaveLength(1);
+    expect(manager.listCommands({ include_finished: false }).processes).toHaveLength(1);
   });
 
   it('sends progress at least every 2 s with the newest line', async () => {

@@ -32,6 +32,14 @@ export interface WaitSpec {
   progressMs: number;
 }
 
+/**
+ * A wait that only the command's end (or `ms` passing) stops: no prompt, no pause and no progress count,
+ * for the engine's own waits for an end marker after a kill.
+ */
+export function endOnlyWait(ms: number): WaitSpec {
+  return { pauseMs: ms, totalMs: ms, settleMs: 1e9, inputJustSent: true, progressMs: 1e9 };
+}
+
 /** Why the call returned, and the prompt seen when it is `awaiting_input`. */
 export interface WaitOutcome {
   reason: Exclude<WaitReason, 'background'>;

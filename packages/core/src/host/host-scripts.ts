@@ -5,15 +5,15 @@
  * arguments and the reading of their reports are defined here once.
  */
 
-import type { KillReport, MarkedScan } from '../driver.js';
+import type { EscapedScan, KillReport } from '../driver.js';
 import { COMMAND_MARKER, markerEntry } from './markers.js';
 import { LSOF_SOCKET_TYPES, type ProcessFactsKind } from './process-facts.js';
-import { type ProbeReport, parseKillReport, parseMarkedReport, parseProbeReport } from './reports.js';
-import { KILL_SCRIPT, MARKED_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT } from './scripts.js';
+import { type ProbeReport, parseEscapedReport, parseKillReport, parseProbeReport } from './reports.js';
+import { ESCAPED_SCRIPT, KILL_SCRIPT, PROBE_SCRIPT, SIGNAL_SCRIPT } from './scripts.js';
 import { normalizeSignal } from './signals.js';
 
 /** What a script run is for (a driver may, e.g., let a probe skip the queue for a free channel). */
-export type HostScriptPurpose = 'kill' | 'marked' | 'probe' | 'signal';
+export type HostScriptPurpose = 'kill' | 'escaped' | 'probe' | 'signal';
 
 /**
  * Runs a POSIX-sh `script` with positional `args` on the host (as `sh -c SCRIPT conch ARGS…`) and
@@ -32,7 +32,7 @@ export interface HostKillOptions {
   /** Any spelling {@link normalizeSignal} accepts. */
   signal: string;
   graceMs: number;
-  /** The terminal's own process (session leader); undefined to kill only marked processes. */
+  /** The terminal's own process (session leader); undefined to kill only the processes carrying the given ids. */
   root: number | undefined;
   /** `NAME=value` environment entries whose carriers (and their descendants) die too. */
   markers: readonly string[];
@@ -66,15 +66,15 @@ export class HostScripts {
     return parseKillReport(out);
   }
 
-  /** One scan with {@link MARKED_SCRIPT}: the processes of each command id, and `terminal`'s forks. */
-  async markedProcesses(terminal: number | undefined, commandIds: readonly string[]): Promise<MarkedScan> {
+  /** One scan with {@link ESCAPED_SCRIPT}: the processes of each command id, and `terminal`'s forks. */
+  async escapedProcesses(terminal: number | undefined, commandIds: readonly string[]): Promise<EscapedScan> {
     const entries = commandIds.map((id) => markerEntry(COMMAND_MARKER, id));
     const root = terminal === undefined ? '' : String(terminal);
-    const out = await this.run(MARKED_SCRIPT, [this.facts, root, ...entries], {
-      purpose: 'marked',
+    const out = await this.run(ESCAPED_SCRIPT, [this.facts, root, ...entries], {
+      purpose: 'escaped',
       timeoutMs: 10_000,
     });
-    return parseMarkedReport(out, entries, commandIds, terminal);
+    return parseEscapedReport(out, entries, commandIds, terminal);
   }
 
   /** The facts about the foreground group of `terminal`'s terminal, with {@link PROBE_SCRIPT}. */

@@ -9,7 +9,13 @@
  */
 
 import type { Clock } from '../clock.js';
-import type { InputWaitEvidence, KillReport, MarkedScan } from '../driver.js';
+import type {
+  CommandKillOptions,
+  EscapedScan,
+  InputWaitEvidence,
+  KillReport,
+  TreeKillOptions,
+} from '../driver.js';
 import { ConchError, ErrorCode } from '../errors.js';
 import { decideInputWait } from '../input/input-wait.js';
 import { TerminalProcessBase } from '../terminal-process-base.js';
@@ -223,38 +229,33 @@ export abstract class HostTerminalProcess extends TerminalProcessBase {
     if (key) void this.write(key, 1000).catch(() => {});
   }
 
-  override kill(options: {
-    signal: string;
-    graceMs: number;
-    markerId?: string;
-    sessionId?: string;
-  }): Promise<KillReport> {
+  override kill(options: TreeKillOptions): Promise<KillReport> {
     const markers: string[] = [];
-    if (options.markerId) markers.push(markerEntry(COMMAND_MARKER, options.markerId));
+    if (options.commandId) markers.push(markerEntry(COMMAND_MARKER, options.commandId));
     if (options.sessionId) markers.push(markerEntry(SESSION_MARKER, options.sessionId));
     return this.hostKill('tree', options.signal, options.graceMs, markers);
   }
 
-  killMarked(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
-    // Tree mode with no root: only the marked processes and their descendants.
+  killEscaped(options: CommandKillOptions): Promise<KillReport> {
+    // Tree mode with no root: only the escaped processes and their descendants.
     return this.hostKill(
       'tree',
       options.signal,
       options.graceMs,
-      [markerEntry(COMMAND_MARKER, options.markerId)],
+      [markerEntry(COMMAND_MARKER, options.commandId)],
       true,
     );
   }
 
-  async markedProcesses(markerIds: readonly string[]): Promise<MarkedScan> {
-    if (markerIds.length === 0 || this.host.lost) return { marked: new Map(), forks: [] };
-    return this.host.scripts.markedProcesses(this.hostPid, markerIds);
+  async escapedProcesses(commandIds: readonly string[]): Promise<EscapedScan> {
+    if (commandIds.length === 0 || this.host.lost) return { escaped: new Map(), forks: [] };
+    return this.host.scripts.escapedProcesses(this.hostPid, commandIds);
   }
 
-  async killJob(options: { signal: string; graceMs: number; markerId: string }): Promise<KillReport> {
+  async killJob(options: CommandKillOptions): Promise<KillReport> {
     return this.interruptBuiltinJob(
       await this.hostKill('job', options.signal, options.graceMs, [
-        markerEntry(COMMAND_MARKER, options.markerId),
+        markerEntry(COMMAND_MARKER, options.commandId),
       ]),
     );
   }
@@ -264,12 +265,12 @@ export abstract class HostTerminalProcess extends TerminalProcessBase {
     signal: string,
     graceMs: number,
     markers: string[],
-    markedOnly = false,
+    escapedOnly = false,
   ): Promise<KillReport> {
     const name = normalizeSignal(signal);
     if (!name) throw new ConchError(ErrorCode.INVALID_ARGUMENT, `Invalid signal: ${JSON.stringify(signal)}.`);
     if (this.host.lost) return { result: 'stop_unconfirmed', survivors: [] };
-    const root = markedOnly ? undefined : this.hostPid;
+    const root = escapedOnly ? undefined : this.hostPid;
     if (mode === 'tree' && root === undefined && markers.length === 0) {
       if (this.hasExited) return { result: 'already_exited', survivors: [] };
       this.dispose();
@@ -279,20 +280,20 @@ export abstract class HostTerminalProcess extends TerminalProcessBase {
     try {
       report = await this.host.scripts.kill({ mode, signal: name, graceMs, root, markers });
     } catch {
-      // No helper could run the script. Marked processes alone (no root) cannot be reached without one;
+      // No helper could run the script. Escaped processes alone (no root) cannot be reached without one;
       // never fall back to hanging up this terminal for them.
-      if (markedOnly) return { result: 'stop_unconfirmed', survivors: [] };
+      if (escapedOnly) return { result: 'stop_unconfirmed', survivors: [] };
       return this.fallbackKill(mode, name, graceMs);
     }
     if (report !== 'unsupported') return report;
-    return markedOnly
+    return escapedOnly
       ? { result: 'stop_unconfirmed', survivors: [] }
       : this.fallbackKill(mode, name, graceMs);
   }
 
   /**
    * Kills without a host script (none could run, or the host cannot do what was asked): whatever the
-   * channel itself offers. Escaped (marked) processes cannot be reached this way.
+   * channel itself offers. Escaped processes cannot be reached this way.
    */
   protected abstract fallbackKill(mode: 'tree' | 'job', name: string, graceMs: number): Promise<KillReport>;
 

@@ -44,15 +44,15 @@ export {
   defaultShellOf,
   type ProbeReport,
   parseConnectProbe,
+  parseEscapedReport,
   parseKillReport,
-  parseMarkedReport,
   parseProbeReport,
 } from './reports.js';
 /** The host scripts themselves. */
 export {
   CONNECT_PROBE,
+  ESCAPED_SCRIPT,
   KILL_SCRIPT,
-  MARKED_SCRIPT,
   PROBE_SCRIPT,
   SIGNAL_SCRIPT,
   START_FAILED_STATUS,

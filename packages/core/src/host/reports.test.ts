@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decideInputWait } from '../input/input-wait.js';
-import { parseConnectProbe, parseKillReport, parseMarkedReport, parseProbeReport } from './reports.js';
+import { parseConnectProbe, parseEscapedReport, parseKillReport, parseProbeReport } from './reports.js';
 
 const TTY = '/dev/pts/7';
 /** /dev/pts/7's device number as /proc/PID/stat field 7 (tty_nr) writes it: major 136, minor 7. */
@@ -94,22 +94,22 @@ describe('parseKillReport', () => {
   });
 });
 
-describe('parseMarkedReport', () => {
+describe('parseEscapedReport', () => {
   it("reports by id; the terminal's own process, other entries and malformed items are left out", () => {
     expect(
-      parseMarkedReport('CONCH_COMMAND_ID=c_m 7:S\nforks\n', ['CONCH_COMMAND_ID=c_m'], ['c_m'], 7),
+      parseEscapedReport('CONCH_COMMAND_ID=c_m 7:S\nforks\n', ['CONCH_COMMAND_ID=c_m'], ['c_m'], 7),
     ).toEqual({
-      marked: new Map(),
+      escaped: new Map(),
       forks: [],
     });
     expect(
-      parseMarkedReport(
+      parseEscapedReport(
         'CONCH_COMMAND_ID=c_other 12:S\nCONCH_COMMAND_ID=c_x 13 14:? 15:R\nforks 16:R',
         ['CONCH_COMMAND_ID=c_x'],
         ['c_x'],
         undefined,
       ),
-    ).toEqual({ marked: new Map([['c_x', [{ pid: 15, state: 'R' }]]]), forks: [{ pid: 16, state: 'R' }] });
+    ).toEqual({ escaped: new Map([['c_x', [{ pid: 15, state: 'R' }]]]), forks: [{ pid: 16, state: 'R' }] });
   });
 });
 

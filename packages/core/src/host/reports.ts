@@ -4,7 +4,7 @@
  * to be complete.
  */
 
-import type { KillReport, MarkedProcess, MarkedScan } from '../driver.js';
+import type { EscapedProcess, EscapedScan, KillReport } from '../driver.js';
 import type { InputWaitFacts, ProcSample } from '../input/input-wait.js';
 import type { ProcessFactsKind } from './process-facts.js';
 
@@ -69,33 +69,33 @@ export function parseKillReport(text: string): KillReport | 'unsupported' {
 }
 
 /**
- * Reads {@link MARKED_SCRIPT}'s report: the processes carrying each of `entries` (the `NAME=value` marker
+ * Reads {@link ESCAPED_SCRIPT}'s report: the processes carrying each of `entries` (the `NAME=value` marker
  * entries asked about, reported under `ids` in the same order) and the terminal's forks (other entries,
  * malformed entries and `terminal`, the terminal's own process, are left out).
  */
-export function parseMarkedReport(
+export function parseEscapedReport(
   text: string,
   entries: readonly string[],
   ids: readonly string[],
   terminal: number | undefined,
-): MarkedScan {
+): EscapedScan {
   const idOf = new Map(entries.map((entry, i) => [entry, ids[i]]));
-  const marked = new Map<string, MarkedProcess[]>();
-  let forks: MarkedProcess[] = [];
+  const escaped = new Map<string, EscapedProcess[]>();
+  let forks: EscapedProcess[] = [];
   for (const line of text.split('\n')) {
     const [key, ...items] = line.trim().split(/\s+/);
     const id = key === undefined ? undefined : idOf.get(key);
     if (key !== 'forks' && id === undefined) continue;
-    const live: MarkedProcess[] = [];
+    const live: EscapedProcess[] = [];
     for (const item of items) {
       const match = /^(\d+):([A-Za-z])$/.exec(item);
       const pid = Number(match?.[1]);
       if (match && pid > 0 && pid !== terminal) live.push({ pid, state: match[2]! });
     }
     if (key === 'forks') forks = live;
-    else if (id !== undefined && live.length > 0) marked.set(id, live);
+    else if (id !== undefined && live.length > 0) escaped.set(id, live);
   }
-  return { marked, forks };
+  return { escaped, forks };
 }
 
 /** What {@link PROBE_SCRIPT} reports about a terminal's foreground group. */

@@ -147,9 +147,9 @@ alive() {
  * GRACE (tenths of a second), ROOT (pid or empty), then `NAME=VALUE` environment markers.
  *
  * - `tree`: ROOT, every process in ROOT's session or process group, their descendants, and every
- *   process carrying a marker (and its descendants).
- * - `job`: the terminal's foreground process group when it is not ROOT's own, plus marked processes and
- *   their descendants; ROOT (the session shell) is spared.
+ *   process carrying one of the given command ids (and its descendants).
+ * - `job`: the terminal's foreground process group when it is not ROOT's own, plus the processes carrying
+ *   the command's id and their descendants; ROOT (the session shell) is spared.
  *
  * Sends SIGNAL (and SIGCONT), waits up to GRACE, SIGKILLs what is left (found afresh), waits up to 2 s,
  * and prints `CONCH_KILL already_exited|killed|stop_unconfirmed [survivors…]`. Without `ps` either, it
@@ -211,9 +211,9 @@ if [ -n "$rest" ]; then echo "CONCH_KILL stop_unconfirmed $rest"; else echo "CON
  * or empty), then `NAME=value` marker entries (`CONCH_COMMAND_ID=<id>`). Prints `forks PID:STATE…` (ROOT's
  * live children with ROOT's command name: its forks that have not executed a program yet) and one line
  * `ENTRY PID:STATE…` for each entry that live (non-zombie) processes carry in their environment (STATE is
- * the process's state letter). {@link parseMarkedReport} reads it.
+ * the process's state letter). {@link parseEscapedReport} reads it.
  */
-export const MARKED_SCRIPT = `exec 2>/dev/null
+export const ESCAPED_SCRIPT = `exec 2>/dev/null
 facts=$1 root=$2
 shift 2
 self=$$

@@ -213,7 +213,7 @@ describe('classifyPrompt: the tail', () => {
     expect(got?.text.startsWith('…')).toBe(true);
   });
 
-  it('stays fast on huge and pathological input', () => {
+  it('looks only at the tail of huge and pathological input (what keeps it linear)', () => {
     const inputs = [
       'a'.repeat(2_000_000),
       `${'(y/'.repeat(500_000)}`,
@@ -223,9 +223,9 @@ describe('classifyPrompt: the tail', () => {
       `${'\x1b['.repeat(300_000)}`,
       `${'a '.repeat(500_000)}?`,
     ];
-    const start = performance.now();
-    for (const input of inputs) classifyPrompt(input);
-    expect(performance.now() - start).toBeLessThan(500);
+    for (const input of inputs) {
+      expect(classifyPromptDetailed(input)).toEqual(classifyPromptDetailed(input.slice(-PROMPT_TAIL_CHARS)));
+    }
   });
 });
 

@@ -6,6 +6,7 @@ import {
   budgetText,
   ERROR_LINE_MIN_CHARS,
   ERROR_LINE_PATTERN,
+  ERROR_SCAN_CHARS,
   looksLikeError,
   omissionNotice,
 } from './budget.js';
@@ -86,12 +87,10 @@ describe('looksLikeError', () => {
     expect(ERROR_LINE_PATTERN.test('fail')).toBe(true);
   });
 
-  it('is fast on huge and adversarial lines', () => {
-    const start = performance.now();
-    looksLikeError('a.'.repeat(500_000));
-    looksLikeError(`${'a.b1:'.repeat(200_000)}`);
-    looksLikeError('x'.repeat(5_000_000));
-    expect(performance.now() - start).toBeLessThan(200);
+  it('examines only the start of huge and adversarial lines (what keeps it linear)', () => {
+    for (const line of ['a.'.repeat(500_000), 'a.b1:'.repeat(200_000), 'x'.repeat(5_000_000)]) {
+      expect(looksLikeError(line)).toBe(looksLikeError(line.slice(0, ERROR_SCAN_CHARS)));
+    }
   });
 });
 

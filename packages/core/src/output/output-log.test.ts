@@ -280,13 +280,11 @@ describe('OutputLog.readSince', () => {
     const log = new OutputLog({ spill });
     const chunk = bytes('flood line with some text, number 1234567890\r\n'.repeat(1400));
     for (let k = 0; k < 500; k++) log.append(chunk); // ≈ 32 MB
-    const start = performance.now();
     const r = log.readSince(log.cursorAtStart(), { maxChars: 30_000 });
-    const elapsed = performance.now() - start;
     expect(r.truncated).toBe(true);
     expect(r.text.length).toBeLessThan(30_300);
+    // The read costs what it returns, not what the log holds: the spill is read for little more than that.
     expect(spillCharsRead).toBeLessThan(60_000);
-    expect(elapsed).toBeLessThan(100);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Test helpers shipped with the core (`@conch/core/testing`): a fake clock, a fake driver that speaks
- * the shell-integration protocol, and the driver conformance suite the real drivers run.
+ * the shell-integration protocol, the driver conformance suite the real drivers run, and the one helper
+ * that waits for a condition in tests of real processes.
  */
 
 export { MemorySpillStore } from '../output/memory-spill.js';
@@ -15,3 +16,4 @@ export {
   type FakeDriverOptions,
 } from './fake-driver.js';
 export { readToEnd } from './read-to-end.js';
+export { type WaitForOptions, waitFor } from './wait-for.js';

@@ -4,7 +4,7 @@
  */
 
 export {
-  countMarked,
+  countWithCommandId,
   descendants,
   isAlive,
   openFds,

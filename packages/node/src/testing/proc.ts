@@ -101,8 +101,8 @@ export function procStatusKb(pid: number | 'self', field: string): number | unde
   }
 }
 
-/** Number of live processes marked with `CONCH_COMMAND_ID=id` (a command and what it started). */
-export function countMarked(id: string): number {
+/** Number of live processes carrying `CONCH_COMMAND_ID=id` (a command and what it started). */
+export function countWithCommandId(id: string): number {
   return pidsWithEnv(COMMAND_MARKER, id).length;
 }
 

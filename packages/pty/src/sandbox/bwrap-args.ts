@@ -177,7 +177,7 @@ export interface JoinPlan {
 /**
  * The argv (after the program `env`) of a process that joins a running sandbox (the session shell's) with
  * util-linux's nsenter: its user, mount, PID, network, IPC and UTS namespaces (so the same file system,
- * /tmp, network and proxy relay), without capabilities and without gaining privileges. Its escapees live in
+ * /tmp, network and proxy relay), without capabilities and without gaining privileges. Its escaped processes live in
  * the session's PID namespace, as long as the session.
  */
 export function joinCommandLine(plan: JoinPlan): string[] {

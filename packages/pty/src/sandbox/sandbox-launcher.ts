@@ -5,7 +5,7 @@
  *
  * The program runs as pid 2 of its own PID namespace, under two bubblewrap processes. From the host it
  * is still an ordinary process with a host pid, which is what conch reports and acts on (its foreground
- * group, kill trees, escapees by `CONCH_COMMAND_ID`, the orphan reaper's `CONCH_OWNER`); {@link
+ * group, kill trees, escaped processes by `CONCH_COMMAND_ID`, the orphan reaper's `CONCH_OWNER`); {@link
  * locateProgram} finds it. Nothing conch does relies on a pid the shell reports (`$$` is 2 inside).
  */
 

@@ -4,8 +4,6 @@
  * openssh-server) and `python3`. See {@link createSshFixture}.
  */
 
-/** The /proc helpers, from their one definition in `@conch/node/testing` (re-exported for SSH tests). */
-export { pidsWithEnv, processTree } from '@conch/node/testing';
 export {
   createSshFixture,
   freePort,
@@ -16,5 +14,4 @@ export {
   type SshdOptions,
   type SshFixture,
   TEST_USER,
-  until,
 } from './sshd.js';

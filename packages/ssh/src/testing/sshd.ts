@@ -21,6 +21,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { type AddressInfo, createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from '@conch/core/testing';
 import { isAlive, processTree } from '@conch/node/testing';
 
 /**
@@ -98,21 +99,6 @@ export interface SshFixture {
   fingerprint(which: 'a' | 'b'): string;
   /** Stops every sshd and the agent, and removes the files. */
   dispose(): Promise<void>;
-}
-
-/** Waits until `fn` returns something other than undefined; throws after `ms`. */
-export async function until<T>(
-  fn: () => T | undefined | Promise<T | undefined>,
-  ms = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await fn();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** Runs a command, retrying while another process holds the passwd lock. */
@@ -196,7 +182,7 @@ export async function killAndWait(pids: number[]): Promise<void> {
       // gone
     }
   }
-  await until(() => (pids.some(isAlive) ? undefined : true), 10_000, 'processes to die');
+  await waitFor(() => !pids.some(isAlive), { timeoutMs: 10_000, what: 'processes to die' });
 }
 
 function keygen(path: string, passphrase = ''): void {
@@ -248,7 +234,7 @@ export async function createSshFixture(): Promise<SshFixture> {
   // An ssh-agent in the foreground (-D) so that the test owns its process; holds only keys.agentOnly.
   const agentSocket = join(dir, 'agent.sock');
   const agent = spawn('ssh-agent', ['-D', '-a', agentSocket], { stdio: 'ignore' });
-  await until(() => (existsSync(agentSocket) ? true : undefined), 10_000, 'ssh-agent socket');
+  await waitFor(() => existsSync(agentSocket), { timeoutMs: 10_000, what: 'ssh-agent socket' });
   execFileSync('ssh-add', ['-q', keys.agentOnly], {
     env: { ...process.env, SSH_AUTH_SOCK: agentSocket },
     stdio: 'ignore',
@@ -318,17 +304,17 @@ export async function createSshFixture(): Promise<SshFixture> {
     child.once('exit', () => {
       exited = true;
     });
-    await until(
-      async () => {
-        if (exited) throw new Error(`sshd exited at start:\n${log}`);
-        return (await portAccepts(port)) ? true : undefined;
+    const started = await waitFor(
+      async () => (exited ? 'exited' : (await portAccepts(port)) && 'listening'),
+      {
+        timeoutMs: 15_000,
+        what: `sshd on port ${port}`,
       },
-      15_000,
-      `sshd on port ${port}`,
     );
+    if (started === 'exited') throw new Error(`sshd exited at start:\n${log}`);
     const reaper = child.pid!;
     // The listening sshd is the reaper's child.
-    const pid = await until(() => processTree(reaper)[1], 5000, 'sshd listener pid');
+    const pid = await waitFor(() => processTree(reaper)[1], { timeoutMs: 5000, what: 'sshd listener pid' });
     const sshd: Sshd = {
       port,
       pid,
@@ -349,14 +335,13 @@ export async function createSshFixture(): Promise<SshFixture> {
       async stop() {
         instances.delete(sshd);
         // Orphans go to the reaper, which reaps them and exits once nothing is left below it.
-        await until(
+        await waitFor(
           async () => {
             if (exited) return true;
             await killAndWait(processTree(reaper).slice(1));
-            return undefined;
+            return false;
           },
-          10_000,
-          'sshd and its processes to exit',
+          { timeoutMs: 10_000, what: 'sshd and its processes to exit' },
         );
       },
     };

@@ -1,34 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import type { MarkedProcess, MarkedScan } from '../driver.js';
+import type { EscapedProcess, EscapedScan } from '../driver.js';
 import { FakeClock } from '../testing/fake-clock.js';
-import { ESCAPEE_RESCAN_MS, ESCAPEE_SETTLE_MS, settledMarkedProcesses } from './escapees.js';
+import { ESCAPED_RESCAN_MS, ESCAPED_SETTLE_MS, settledEscapedProcesses } from './escaped-processes.js';
 
-/** Marked processes by id as `[pid, state]`; `forks` are the terminal's own forks. */
+/** Escaped processes by command id as `[pid, state]`; `forks` are the terminal's own forks. */
 type Scan = Record<string, [number, string][]> & { forks?: [number, string][] };
 
-const processes = (list: [number, string][]): MarkedProcess[] => list.map(([pid, state]) => ({ pid, state }));
+const processes = (list: [number, string][]): EscapedProcess[] =>
+  list.map(([pid, state]) => ({ pid, state }));
 
-/** Runs settledMarkedProcesses over `scans` (the last one repeats) on a fake clock. */
+/** Runs settledEscapedProcesses over `scans` (the last one repeats) on a fake clock. */
 async function settle(scans: Scan[]) {
   const clock = new FakeClock();
   const times: number[] = [];
   let i = 0;
-  const scan = async (): Promise<MarkedScan> => {
+  const scan = async (): Promise<EscapedScan> => {
     times.push(clock.now());
     const { forks = [], ...found } = scans[Math.min(i++, scans.length - 1)]!;
-    const marked = new Map(Object.entries(found).map(([id, list]) => [id, processes(list)] as const));
-    return { marked, forks: processes(forks) };
+    const escaped = new Map(Object.entries(found).map(([id, list]) => [id, processes(list)] as const));
+    return { escaped, forks: processes(forks) };
   };
   let result: Map<string, number[]> | undefined;
-  const done = settledMarkedProcesses(scan, clock).then((r) => {
+  const done = settledEscapedProcesses(scan, clock).then((r) => {
     result = r;
   });
-  while (result === undefined) await clock.advance(ESCAPEE_RESCAN_MS);
+  while (result === undefined) await clock.advance(ESCAPED_RESCAN_MS);
   await done;
   return { result: Object.fromEntries(result), scans: times.length, at: clock.now() };
 }
 
-describe('settledMarkedProcesses', () => {
+describe('settledEscapedProcesses', () => {
   it('a daemon caught between its parent and itself (missed by the first scan) is listed', async () => {
     const { result, scans } = await settle([{}, { c1: [[42, 'S']] }, { c1: [[42, 'S']] }]);
     expect(result).toEqual({ c1: [42] });
@@ -72,7 +73,7 @@ describe('settledMarkedProcesses', () => {
   });
 
   it('waits while the session shell has a fork running (a job not yet executing its program)', async () => {
-    // The job's first process is a fork of the shell: no marker in /proc until it executes `setsid`.
+    // The job's first process is a fork of the shell: no command id in /proc until it executes `setsid`.
     const { result, scans } = await settle([
       { forks: [[80, 'R']] },
       { forks: [[80, 'R']] },
@@ -88,7 +89,7 @@ describe('settledMarkedProcesses', () => {
   it('a leftover that never stops running is listed after the settle time', async () => {
     const { result, at } = await settle([{ c1: [[70, 'R']] }]);
     expect(result).toEqual({ c1: [70] });
-    expect(at).toBeGreaterThanOrEqual(ESCAPEE_SETTLE_MS);
-    expect(at).toBeLessThan(ESCAPEE_SETTLE_MS + 2 * ESCAPEE_RESCAN_MS);
+    expect(at).toBeGreaterThanOrEqual(ESCAPED_SETTLE_MS);
+    expect(at).toBeLessThan(ESCAPED_SETTLE_MS + 2 * ESCAPED_RESCAN_MS);
   });
 });

@@ -1,21 +1,21 @@
 /**
- * The short road for `tools/call`: a transport wrapper that hands a well-formed call of a conch tool
+ * The direct path of `tools/call`: a transport wrapper that hands a well-formed call of a conch tool
  * straight to the tool's handler, and everything else to the MCP SDK as before.
  *
- * Why: on the SDK's road a `tools/call` goes through seven zod parses (three to learn the message's kind,
+ * Why: through the SDK's request handling a `tools/call` goes through seven zod parses (three to learn the message's kind,
  * the request schema, the SDK's own input and output checks, and the result envelope) before and after
  * conch's handler, which already parses the arguments with the tool's strict schema and checks its result
  * against the exact output schema. When calls are spaced out, as an agent's are, every piece of code a call
  * touches is cold, and these parses were the largest part of the server's own time per call
  * (docs/performance.md).
  *
- * What takes the short road: a request `tools/call` from an initialized client, naming a tool that conch's
+ * What takes the direct path: a request `tools/call` from an initialized client, naming a tool that conch's
  * tool kit registered and that is enabled, whose `params` has no `task`, and whose `arguments` (if any) and
- * `_meta` (if any) are plain objects. It gets exactly what the SDK's road gives it: the same handler, the
+ * `_meta` (if any) are plain objects. It gets exactly what the SDK's request handling gives it: the same handler, the
  * request's id, its `_meta` (progress token), an abort signal that `notifications/cancelled` and the
- * connection's close abort (after which, as on the SDK's road, nothing is answered), progress notifications
+ * connection's close abort (after which, as through the SDK, nothing is answered), progress notifications
  * sent through the server, and a thrown error answered as an error result. Anything else (initialize,
- * tools/list, other tools, malformed requests, task-augmented calls) takes the SDK's road unchanged.
+ * tools/list, other tools, malformed requests, task-augmented calls) goes through the SDK's request handling unchanged.
  */
 
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -30,17 +30,17 @@ type Id = string | number;
  * Wraps `transport` so that conch's tool calls skip the SDK's generic request handling (see the module
  * doc). Connect the server to the returned transport; the wrapped one keeps its own methods.
  */
-export function withFastToolCalls(server: McpServer, transport: Transport): Transport {
-  return new FastToolCallTransport(server, transport);
+export function withDirectToolCalls(server: McpServer, transport: Transport): Transport {
+  return new DirectToolCallTransport(server, transport);
 }
 
-/** The wrapper behind {@link withFastToolCalls}. */
-class FastToolCallTransport implements Transport {
+/** The wrapper behind {@link withDirectToolCalls}. */
+class DirectToolCallTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
 
-  /** Calls on the short road that have not answered yet, by request id. */
+  /** Calls on the direct path that have not answered yet, by request id. */
   private readonly running = new Map<Id, AbortController>();
 
   constructor(
@@ -74,7 +74,7 @@ class FastToolCallTransport implements Transport {
     return this.inner.close();
   }
 
-  /** Runs the message on the short road when it qualifies; false hands it to the SDK. */
+  /** Runs the message on the direct path when it qualifies; false hands it to the SDK. */
   private take(message: JSONRPCMessage): boolean {
     const m = message as { method?: unknown; id?: unknown; params?: unknown };
     if (m.method === 'notifications/cancelled') {

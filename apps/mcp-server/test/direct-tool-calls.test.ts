@@ -1,13 +1,14 @@
 /**
- * Conch's tool calls take a short road past the SDK's generic request handling (packages/mcp
- * fast-tool-calls.ts); anything unusual takes the SDK's road. Both roads must answer alike, honour
+ * Conch's tool calls take a direct path past the SDK's generic request handling (packages/mcp
+ * direct-tool-calls.ts); anything unusual goes through the SDK's request handling. Both paths must answer alike, honour
  * cancellation and progress, and keep the server serving.
  */
+import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive, waitFor } from './harness.js';
+import { isAlive } from './harness.js';
 import { type RawServer, startRawServer, structured } from './raw-client.js';
 
-describe('tools/call: the short road and the SDK road', () => {
+describe("tools/call: the direct path and the SDK's request handling", () => {
   let s: RawServer;
   beforeAll(async () => {
     s = await startRawServer();
@@ -25,17 +26,17 @@ describe('tools/call: the short road and the SDK road', () => {
     return id;
   }
 
-  test('a call answers the same whichever road it takes', async () => {
+  test('a call answers the same whichever path it takes', async () => {
     const params = { name: 'check_command', arguments: { command: 'rm -rf /tmp/x && ls' } };
     const short = await s.request('tools/call', params);
-    // An unknown `_meta` member sends the call down the SDK's road.
+    // An unknown `_meta` member sends the call through the SDK's request handling.
     const sdk = await s.request('tools/call', { ...params, _meta: { 'example.com/trace': 'abc' } });
     expect(short.error).toBeUndefined();
     expect(short.result).toEqual(sdk.result);
     expect((structured(short).commands as unknown[]).length).toBe(2);
   });
 
-  test('bad arguments get the same INVALID_ARGUMENT result on both roads', async () => {
+  test('bad arguments get the same INVALID_ARGUMENT result on both paths', async () => {
     const params = { name: 'execute', arguments: { command: 'true', pause_timeout: -1 } };
     const short = await s.request('tools/call', params);
     const sdk = await s.request('tools/call', { ...params, _meta: { 'example.com/trace': 'abc' } });
