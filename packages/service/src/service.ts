@@ -158,7 +158,7 @@ export class ConchService {
     if (!manager) throw new TypeError('ConchService needs a manager or engine options.');
     this.#manager = manager;
     this.#ssh = sshPolicies(options.ssh);
-    this.#connect = options.ssh?.connect ?? connectSshOnDemand;
+    this.#connect = options.ssh?.connect ?? ((connect) => connectSshOnDemand(connect, this.#logger));
     this.#delegator = options.delegator;
     this.#logger = options.logger ?? silentLogger;
     this.#onClose = options.onClose;

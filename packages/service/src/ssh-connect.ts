@@ -25,6 +25,7 @@ import {
 import type { ConnectSshOptions, HostKeyQuestion, SshConnection } from '@conch/ssh';
 import { HOST_KEY_POLICIES, type HostKeyPolicy } from '@conch/ssh/host-key-policies';
 import type { ServiceCallContext } from './call-context.js';
+import type { Logger } from './logger.js';
 import { loadFailure, onDemand } from './on-demand.js';
 import { assertRoomForSession } from './session-limit.js';
 
@@ -114,9 +115,22 @@ export const loadSshDriver: () => Promise<SshDriverModule> = onDemand(
     ),
 );
 
-/** `@conch/ssh`'s `connectSsh`, loading the driver first ({@link loadSshDriver}); the service's default. */
-export async function connectSshOnDemand(options: ConnectSshOptions): Promise<SshConnection> {
+/** Whether {@link connectSshOnDemand} has said that it loaded the driver. */
+let loadSaid = false;
+
+/**
+ * `@conch/ssh`'s `connectSsh`, loading the driver first ({@link loadSshDriver}); the service's default. The
+ * first load is logged at debug level (`loaded the SSH driver`), the one outside sign that it happened.
+ */
+export async function connectSshOnDemand(
+  options: ConnectSshOptions,
+  logger?: Logger,
+): Promise<SshConnection> {
   const { connectSsh } = await loadSshDriver();
+  if (!loadSaid) {
+    loadSaid = true;
+    logger?.debug('loaded the SSH driver (@conch/ssh, ssh2)');
+  }
   return connectSsh(options);
 }
 
