@@ -5,7 +5,7 @@
 // both passes — after the reliability summary line. Extra arguments go to vitest (and skip the second pass).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootstrap } from './bootstrap.mjs';
 import { RELIABILITY_DIR, reliabilityLine, reliabilityTotals } from './reliability-summary.mjs';
@@ -24,6 +24,15 @@ const PORTABLE_FACTS_TESTS = [
   'apps/mcp-server/test/instances.test.ts',
   'apps/mcp-server/test/reliability-leaks.test.ts',
 ];
+
+/** The first line of a failure message, without colours, at most 300 characters. */
+function firstLine(text) {
+  const line =
+    String(text ?? '')
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split('\n')[0] ?? '';
+  return line.length > 300 ? `${line.slice(0, 300)}…` : line;
+}
 
 /** Runs vitest with `args` (and `env` added); returns its exit status and its counts. */
 function vitest(name, args, env = {}) {
@@ -44,9 +53,10 @@ function vitest(name, args, env = {}) {
     ],
     { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } },
   );
-  const counts = { status: r.status, passed: 0, failed: 0, skipped: 0 };
+  const counts = { status: r.status, passed: 0, failed: 0, skipped: 0, failures: [] };
   if (!existsSync(report)) {
     counts.failed = 1;
+    counts.failures.push(`${name || 'first pass'}: vitest wrote no report (exit ${r.status})`);
     return counts;
   }
   const json = JSON.parse(readFileSync(report, 'utf8'));
@@ -54,8 +64,18 @@ function vitest(name, args, env = {}) {
   counts.failed = json.numFailedTests ?? 0;
   counts.skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
   // A file that fails to load has no tests to count: count it as a failure.
-  for (const file of json.testResults ?? [])
-    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) counts.failed++;
+  for (const file of json.testResults ?? []) {
+    const where = relative(root, file.name ?? '');
+    if (file.status === 'failed' && (file.assertionResults ?? []).length === 0) {
+      counts.failed++;
+      counts.failures.push(`${where}: ${firstLine(file.message) || 'the file failed to load'}`);
+    }
+    for (const test of file.assertionResults ?? [])
+      if (test.status === 'failed')
+        counts.failures.push(
+          `${where} > ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`,
+        );
+  }
   return counts;
 }
 
@@ -85,6 +105,9 @@ try {
   failed++;
 }
 process.stdout.write(`\n${reliability}\n`);
+// The failed tests by name, next to the count (a long log's tail is often all that is read).
+const failures = runs.flatMap((run, i) => run.failures.map((f) => (i === 0 ? f : `[ps] ${f}`)));
+if (failures.length > 0) process.stdout.write(`\nfailed:\n${failures.map((f) => `  ${f}\n`).join('')}`);
 const status = runs.every((run) => run.status === 0) && failed === 0 ? 0 : 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(status);
