@@ -9,8 +9,6 @@
  *   The relay never forwards a `conch/…` message of its MCP client, so the client cannot send it or undo it.
  */
 
-import * as z from 'zod';
-
 /** Method names of the daemon's own methods. */
 export const DAEMON_METHODS = {
   status: 'conch/status',
@@ -25,22 +23,25 @@ export function isDaemonOnlyMethod(method: string): boolean {
   return DAEMON_ONLY_PREFIXES.some((prefix) => method.startsWith(prefix));
 }
 
-/** `conch/status` request. */
-export const StatusRequestSchema = z.object({
-  method: z.literal(DAEMON_METHODS.status),
-  params: z.object({}).loose().optional(),
-});
-/** `conch/status` result. */
-export const StatusResultSchema = z.object({
-  pid: z.number().int(),
-  socket: z.string(),
-  started_at: z.string(),
-  version: z.string(),
-});
 /** What `conch/status` answers. */
-export type DaemonIdentity = z.infer<typeof StatusResultSchema>;
-/** `notifications/conch/relay`. */
-export const RelayNotificationSchema = z.object({
-  method: z.literal(DAEMON_METHODS.relay),
-  params: z.object({}).loose().optional(),
-});
+export interface DaemonIdentity {
+  pid: number;
+  socket: string;
+  started_at: string;
+  version: string;
+}
+
+/**
+ * Whether `value` is a `conch/status` answer. A plain check rather than a schema: the client commands ask
+ * this on every start and load no schema library (zod stays with the daemon, daemon-schemas.ts).
+ */
+export function isDaemonIdentity(value: unknown): value is DaemonIdentity {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    Number.isInteger(v.pid) &&
+    typeof v.socket === 'string' &&
+    typeof v.started_at === 'string' &&
+    typeof v.version === 'string'
+  );
+}

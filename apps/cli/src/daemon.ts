@@ -38,8 +38,8 @@ import {
   resolveConfig,
 } from '@conch/service';
 import { serveAttach } from './attach-protocol.js';
-import { RelayNotificationSchema, StatusRequestSchema } from './daemon-methods.js';
 import { previousDaemon, socketAnswers } from './daemon-probe.js';
+import { RelayNotificationSchema, StatusRequestSchema } from './daemon-schemas.js';
 import { type DaemonPaths, daemonPaths, ensurePrivateDir } from './paths.js';
 import { CLI_VERSION } from './version.js';
 import { WebDoor } from './web/door.js';

@@ -3,7 +3,7 @@
  * that the CLI's flags can show them without loading it.
  */
 
-import { MAX_REQUEST_LINE_BYTES } from '@conch/mcp/line-transport';
+import { MAX_REQUEST_LINE_BYTES } from '@conch/mcp/limits';
 
 /** The resource limits of the HTTP face. */
 export interface HttpLimits {

@@ -32,6 +32,8 @@ import {
 } from './http-guards.js';
 import { HTTP_DEFAULTS, type HttpLimits } from './http-limits.js';
 
+/** The configuration of `conch mcp --http`, loaded with the HTTP door (see program.ts). */
+export { ConfigError, resolveConfig } from '@conch/service';
 export { parseListen };
 
 /** Options of {@link serveHttp}. */

@@ -27,9 +27,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult } from './error-result.js';
 import { isJsonObject } from './json.js';
+import { MAX_REQUEST_LINE_BYTES } from './limits.js';
 
-/** Longest accepted request line, in bytes (without its newline). */
-export const MAX_REQUEST_LINE_BYTES = 10 * 1024 * 1024;
+export { MAX_REQUEST_LINE_BYTES } from './limits.js';
 
 /** Bytes waiting to be written to a peer beyond which its input is paused (see the module doc). */
 export const MAX_BACKLOG_BYTES = 4 * 1024 * 1024;
