@@ -33,6 +33,7 @@ import {
   type HostScriptPurpose,
   HostScripts,
   isPrivateFilePath,
+  LostSignal,
   parseConnectProbe,
   privateFilePath,
   startFailure,
@@ -114,12 +115,11 @@ export class ContainerDriver implements Driver {
   private readonly helpers: ScriptHelpers;
   private readonly nonce = randomBytes(8).toString('hex');
   private readonly procs = new Set<ContainerExecProcess>();
-  private readonly lostListeners = new Set<(reason: string) => void>();
+  private readonly lostSignal = new LostSignal();
   private hostScripts: HostScripts | undefined;
   private privateDirectory = '';
   private loginShell = '';
   private bashPath = '';
-  private lostReason: string | undefined;
   private closing = false;
   private disposing: Promise<void> | undefined;
 
@@ -161,7 +161,7 @@ export class ContainerDriver implements Driver {
 
   /** True once the container or the engine is gone for this driver. */
   get lost(): boolean {
-    return this.lostReason !== undefined;
+    return this.lostSignal.lost;
   }
 
   /** Number of live terminal execs. */
@@ -170,29 +170,24 @@ export class ContainerDriver implements Driver {
   }
 
   onLost(listener: (reason: string) => void): Disposable {
-    if (this.lostReason !== undefined) {
-      const reason = this.lostReason;
-      queueMicrotask(() => listener(reason));
-      return { dispose: () => {} };
-    }
-    this.lostListeners.add(listener);
-    return { dispose: () => this.lostListeners.delete(listener) };
+    return this.lostSignal.onLost(listener);
   }
 
   /** Marks the container gone: every terminal ends as lost, listeners fire once. */
   private markLost(reason: string): void {
-    if (this.lostReason !== undefined || this.closing) return;
-    this.lostReason = reason;
-    for (const proc of [...this.procs]) proc.markLost();
-    this.helpers.close();
-    const listeners = [...this.lostListeners];
-    this.lostListeners.clear();
-    for (const listener of listeners) listener(reason);
+    if (this.closing) return;
+    this.lostSignal.fire(reason, () => {
+      for (const proc of [...this.procs]) proc.markLost();
+      this.helpers.close();
+    });
   }
 
   private assertUsable(): void {
-    if (this.lostReason !== undefined) {
-      throw new ConchError(ErrorCode.SESSION_LOST, `The container ${this.name} is gone: ${this.lostReason}.`);
+    if (this.lostSignal.reason !== undefined) {
+      throw new ConchError(
+        ErrorCode.SESSION_LOST,
+        `The container ${this.name} is gone: ${this.lostSignal.reason}.`,
+      );
     }
     if (this.closing)
       throw new ConchError(ErrorCode.SESSION_CLOSED, `The container session in ${this.name} is closed.`);

@@ -31,6 +31,7 @@ import {
   type HostScriptPurpose,
   HostScripts,
   isPrivateFilePath,
+  LostSignal,
   normalizeSignal,
   type ProcessFactsKind,
   privateFilePath,
@@ -205,9 +206,8 @@ export class SshDriver implements Driver {
   private readonly dependencies: Client[];
   private readonly extraIdleMs: number;
   private adding: Promise<void> | undefined;
-  private readonly lostListeners = new Set<(reason: string) => void>();
+  private readonly lostSignal = new LostSignal();
   private readonly freeWaiters = new Set<() => void>();
-  private lostReason: string | undefined;
   private closing = false;
   private disposed = false;
   private disposing: Promise<void> | undefined;
@@ -240,12 +240,12 @@ export class SshDriver implements Driver {
 
   /** True once the connection is gone (the driver can no longer run anything). */
   get lost(): boolean {
-    return this.lostReason !== undefined;
+    return this.lostSignal.lost;
   }
 
   /** Why the connection was lost, once it was. */
   get lostBecause(): string | undefined {
-    return this.lostReason;
+    return this.lostSignal.reason;
   }
 
   /** Number of open connections (the primary plus extras opened past the channel limit). */
@@ -261,13 +261,7 @@ export class SshDriver implements Driver {
   }
 
   onLost(listener: (reason: string) => void): Disposable {
-    if (this.lostReason !== undefined) {
-      const reason = this.lostReason;
-      queueMicrotask(() => listener(reason));
-      return { dispose: () => {} };
-    }
-    this.lostListeners.add(listener);
-    return { dispose: () => this.lostListeners.delete(listener) };
+    return this.lostSignal.onLost(listener);
   }
 
   private addLink(client: Client, primary: boolean): Link {
@@ -306,13 +300,11 @@ export class SshDriver implements Driver {
     const reason = link.lastError
       ? `the connection to ${this.hostName}:${this.port} was lost (${link.lastError})`
       : `the connection to ${this.hostName}:${this.port} was closed`;
-    this.lostReason = reason;
-    this.reconnect = undefined;
-    for (const other of [...this.links]) other.client.end();
-    for (const dep of this.dependencies) dep.end();
-    const listeners = [...this.lostListeners];
-    this.lostListeners.clear();
-    for (const listener of listeners) listener(reason);
+    this.lostSignal.fire(reason, () => {
+      this.reconnect = undefined;
+      for (const other of [...this.links]) other.client.end();
+      for (const dep of this.dependencies) dep.end();
+    });
   }
 
   private scheduleIdle(link: Link): void {
@@ -334,8 +326,8 @@ export class SshDriver implements Driver {
 
   /** Throws unless the driver can open channels (`terminal`: new terminals, refused once closing). */
   private assertUsable(terminal: boolean): void {
-    if (this.lostReason !== undefined) {
-      throw new ConchError(ErrorCode.SESSION_LOST, `The SSH connection is lost: ${this.lostReason}.`, {
+    if (this.lost) {
+      throw new ConchError(ErrorCode.SESSION_LOST, `The SSH connection is lost: ${this.lostSignal.reason}.`, {
         hint: hint`Reconnect with ${verb('connectSsh')}.`,
       });
     }
@@ -353,7 +345,7 @@ export class SshDriver implements Driver {
     if (!reconnect) throw new Error('no reconnect');
     this.adding ??= reconnect()
       .then((client) => {
-        if (this.lostReason !== undefined || this.closing) {
+        if (this.lost || this.closing) {
           client.end();
           return;
         }
@@ -608,7 +600,7 @@ export class SshDriver implements Driver {
     this.reconnect = undefined;
     const procs = this.links.flatMap((l) => [...l.procs]);
     for (const proc of procs) proc.dispose();
-    if (this.lostReason === undefined && this.privateDir.length > 1) {
+    if (!this.lost && this.privateDir.length > 1) {
       await this.runScript('rm -rf -- "$1"', [this.privateDir], { timeoutMs: 5000, slotWaitMs: 2000 }).catch(
         () => {},
       );

@@ -23,6 +23,8 @@ export {
   startFailure,
   type TerminalHost,
 } from './host-terminal-process.js';
+/** The once-only "host is gone" signal of a driver. */
+export { LostSignal } from './lost-signal.js';
 /** The environment markers of conch's processes. */
 export { COMMAND_MARKER, markerEntry, OWNER_MARKER, SESSION_MARKER } from './markers.js';
 /** The names of a driver's private files. */
