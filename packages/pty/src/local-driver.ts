@@ -39,7 +39,7 @@ import {
 import nodePty from '@lydell/node-pty';
 import { findExecutable } from './find-executable.js';
 import { PtyProcess } from './pty-process.js';
-import { locateProgram, SandboxLauncher } from './sandbox/sandbox-launcher.js';
+import { locateProgram, type SandboxDepth, SandboxLauncher } from './sandbox/sandbox-launcher.js';
 
 /** Name of the environment variable that tags every process with its owning server (`CONCH_OWNER`). */
 export const OWNER_ENV = OWNER_MARKER;
@@ -131,8 +131,8 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
     const fullEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) fullEnv[k] = v;
     Object.assign(fullEnv, env, { [OWNER_ENV]: ownerTag });
-    // Inside a sandbox, bubblewrap dies with the server (and its PID namespace with it); elsewhere a
-    // parent-death signal where util-linux offers one.
+    // Inside a bubblewrap sandbox, bubblewrap dies with the server (and its PID namespace with it);
+    // elsewhere (Seatbelt included) a parent-death signal where util-linux offers one (never on macOS).
     const boxed =
       sandbox === undefined ? undefined : await launcher.prepare(sandbox, file, args, workdir, !shell);
     if (boxed) Object.assign(fullEnv, boxed.env);
@@ -251,14 +251,15 @@ export function createLocalDriver(options: LocalDriverOptions = {}): LocalDriver
 /**
  * Names the host pid of a sandboxed program on its terminal process (see `sandbox/sandbox-launcher.ts`).
  * When bubblewrap ends before the program starts, the sandbox could not be set up: SANDBOX_UNAVAILABLE
- * with what bubblewrap said.
+ * with what bubblewrap said. With Seatbelt (depth 0) the terminal's own process is the program.
  */
 async function findSandboxedProgram(
   proc: PtyProcess,
   pty: nodePty.IPty,
   file: string,
-  depth: 1 | 2,
+  depth: SandboxDepth,
 ): Promise<number> {
+  if (depth === 0) return pty.pid;
   let said = '';
   let ended = false;
   const data = pty.onData((chunk) => {

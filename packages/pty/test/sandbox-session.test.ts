@@ -1,6 +1,7 @@
 /**
  * Sandboxed local sessions on real bubblewrap (docs/sandbox.md): the driver starts the shell and isolated
- * commands inside the session's sandbox, and everything conch does from the host keeps working.
+ * commands inside the session's sandbox, and everything conch does from the host keeps working. Linux
+ * only for the first part (a private /tmp); macOS has sandbox-seatbelt-session.test.ts.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
@@ -9,6 +10,8 @@ import { createRealClock, resolveSandboxRules, SessionManager } from '@conch/cor
 import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
+
+const linux = process.platform === 'linux';
 
 let driver: LocalDriver;
 let manager: SessionManager;
@@ -41,7 +44,7 @@ afterAll(async () => {
 
 const rules = () => resolveSandboxRules(true, { home: homedir(), cwd: work })!;
 
-describe('a sandboxed local session', () => {
+describe.runIf(linux)('a sandboxed local session', () => {
   it('writes in its cwd and /tmp, keeps state, and cannot write outside', async () => {
     const s = await manager.createLocal({ cwd: work, sandbox: rules() });
     expect(s.sandbox?.network).toBe('none');

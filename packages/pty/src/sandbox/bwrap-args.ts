@@ -14,6 +14,7 @@
 
 import { realpathSync, statSync } from 'node:fs';
 import { isWithin, normalizePath, type SandboxLaunch } from '@conch/core';
+import { proxyEnvironment } from './proxy-env.js';
 
 /** Signals the bubblewrap processes outside the program ignore, and the program gets back (see below). */
 export const TERMINAL_SIGNALS = 'INT,QUIT,TSTP';
@@ -101,13 +102,7 @@ export function restoredSignals(program: string, args: readonly string[]): strin
 export function sandboxEnvironment(plan: Pick<BwrapPlan, 'proxySocket'>): Record<string, string> {
   const env: Record<string, string> = { TMPDIR: '/tmp' };
   if (plan.proxySocket !== undefined) {
-    const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY']) {
-      env[name] = url;
-      env[name.toLowerCase()] = url;
-    }
-    env.NO_PROXY = '';
-    env.no_proxy = '';
+    Object.assign(env, proxyEnvironment(`http://127.0.0.1:${SANDBOX_PROXY_PORT}`));
   }
   return env;
 }

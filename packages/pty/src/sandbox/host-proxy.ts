@@ -1,14 +1,15 @@
 /**
  * The network of a sandbox whose `network` is a host list (docs/sandbox.md "Network"): the sandbox has no
  * network interface but loopback, and its processes reach the outside only through this HTTP proxy, which
- * conch runs on the host on a unix socket (relayed into the sandbox by socat) and which connects only to
- * the hosts listed. HTTPS and any other TCP go through `CONNECT host:port`; plain HTTP requests are
+ * conch runs on the host and which connects only to the hosts listed: on Linux on a unix socket (relayed
+ * into the sandbox by socat), on macOS on an ephemeral TCP port of 127.0.0.1 (the only address the
+ * Seatbelt profile lets the sandbox connect to). HTTPS and any other TCP go through `CONNECT host:port`; plain HTTP requests are
  * forwarded. Anything else is refused with 403 and a line that names the rule.
  */
 
 import { rmSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { type AddressInfo, connect, type Socket } from 'node:net';
 
 /** True when `host` is one of `hosts` (`*.example.com` matches every name below example.com). */
 export function hostAllowed(host: string, hosts: readonly string[]): boolean {
@@ -37,8 +38,15 @@ export interface HostProxy {
   close(): void;
 }
 
-/** Starts a proxy on the unix socket `socketPath` that reaches only `hosts`. */
-export async function startHostProxy(socketPath: string, hosts: readonly string[]): Promise<HostProxy> {
+/** A running proxy on 127.0.0.1; {@link LoopbackProxy.close} stops it. */
+export interface LoopbackProxy {
+  /** Its TCP port on 127.0.0.1. */
+  readonly port: number;
+  close(): void;
+}
+
+/** The proxy's server, not yet listening, and how to stop it with every connection it holds. */
+function proxyServer(hosts: readonly string[]): { server: Server; stop(): void } {
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -97,21 +105,44 @@ export async function startHostProxy(socketPath: string, hosts: readonly string[
     });
     client.once('error', () => upstream.destroy());
   });
-  rmSync(socketPath, { force: true });
+  return {
+    server,
+    stop() {
+      server.close();
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** Resolves once `server` listens (`listen` starts it), rejects when it cannot. */
+async function listening(server: Server, listen: (ready: () => void) => void): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, () => {
+    listen(() => {
       server.off('error', reject);
       resolve();
     });
   });
   server.unref();
+}
+
+/** Starts a proxy on the unix socket `socketPath` that reaches only `hosts`. */
+export async function startHostProxy(socketPath: string, hosts: readonly string[]): Promise<HostProxy> {
+  const { server, stop } = proxyServer(hosts);
+  rmSync(socketPath, { force: true });
+  await listening(server, (ready) => server.listen(socketPath, ready));
   return {
     socketPath,
     close() {
-      server.close();
-      for (const socket of sockets) socket.destroy();
+      stop();
       rmSync(socketPath, { force: true });
     },
   };
+}
+
+/** Starts a proxy on an ephemeral TCP port of 127.0.0.1 that reaches only `hosts`. */
+export async function startLoopbackProxy(hosts: readonly string[]): Promise<LoopbackProxy> {
+  const { server, stop } = proxyServer(hosts);
+  await listening(server, (ready) => server.listen(0, '127.0.0.1', ready));
+  return { port: (server.address() as AddressInfo).port, close: stop };
 }

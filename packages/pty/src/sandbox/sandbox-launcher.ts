@@ -3,10 +3,16 @@
  * session's sandbox owns on the host while any of its processes runs — its private /tmp, and for a host
  * list the filtering proxy — and the host pid of the sandboxed program.
  *
- * The program runs as pid 2 of its own PID namespace, under two bubblewrap processes. From the host it
- * is still an ordinary process with a host pid, which is what conch reports and acts on (its foreground
- * group, kill trees, escaped processes by `CONCH_COMMAND_ID`, the orphan reaper's `CONCH_OWNER`); {@link
- * locateProgram} finds it. Nothing conch does relies on a pid the shell reports (`$$` is 2 inside).
+ * With bubblewrap (Linux) the program runs as pid 2 of its own PID namespace, under two bubblewrap
+ * processes. From the host it is still an ordinary process with a host pid, which is what conch reports
+ * and acts on (its foreground group, kill trees, escaped processes by `CONCH_COMMAND_ID`, the orphan
+ * reaper's `CONCH_OWNER`); {@link locateProgram} finds it. Nothing conch does relies on a pid the shell
+ * reports (`$$` is 2 inside).
+ *
+ * With Seatbelt (macOS) `sandbox-exec` applies the profile and replaces itself with the program: the
+ * terminal's own process is the program (depth 0), and there is no PID namespace. An isolated command
+ * starts its own `sandbox-exec` with the session's profile (the same files, temporary directory and
+ * proxy).
  */
 
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -14,18 +20,35 @@ import { basename, join } from 'node:path';
 import type { SandboxLaunch } from '@conch/core';
 import { processFacts } from '@conch/node';
 import { findExecutable } from '../find-executable.js';
-import { sandboxTools } from './availability.js';
+import { proveSeatbeltProfile, type SandboxTools, type SeatbeltTools, sandboxTools } from './availability.js';
 import { bwrapCommandLine, joinCommandLine, sandboxEnvironment } from './bwrap-args.js';
-import { type HostProxy, startHostProxy } from './host-proxy.js';
+import { type HostProxy, type LoopbackProxy, startHostProxy, startLoopbackProxy } from './host-proxy.js';
+import {
+  type SeatbeltProfile,
+  seatbeltCommandLine,
+  seatbeltEnvironment,
+  seatbeltProfile,
+} from './seatbelt-profile.js';
 
 /** What the sandbox of one session holds on the host while its processes run. */
 interface Box {
   tmpDir: string;
   proxy: HostProxy | undefined;
+  /** The proxy on 127.0.0.1 (Seatbelt, network is a host list). */
+  loopback: LoopbackProxy | undefined;
+  /** The session's Seatbelt profile, built and proven once (Seatbelt). */
+  seatbelt: { profile: SeatbeltProfile; env: Record<string, string> } | undefined;
   users: number;
   /** Host pid of the session's shell inside the sandbox, once it runs (isolated commands join it). */
   shell: number | undefined;
 }
+
+/**
+ * How many processes lie between the terminal's own process and a sandboxed program: 0 with Seatbelt
+ * (`sandbox-exec` becomes the program), 1 for a process that joined a bubblewrap sandbox (nsenter), 2 in
+ * a new bubblewrap sandbox (bubblewrap and its init).
+ */
+export type SandboxDepth = 0 | 1 | 2;
 
 /** How to start one sandboxed process, and what to release when it ends. */
 export interface SandboxedSpawn {
@@ -36,7 +59,7 @@ export interface SandboxedSpawn {
   /** Releases the session's sandbox on the host once its last process is gone. Idempotent. */
   release(): void;
   /** How many processes lie between the terminal's own process and the program (see {@link locateProgram}). */
-  depth: 1 | 2;
+  depth: SandboxDepth;
   /** Records the program's host pid as the session's shell (isolated commands then join its sandbox). */
   isShell(pid: number): void;
 }
@@ -60,7 +83,7 @@ export class SandboxLauncher {
   ): Promise<SandboxedSpawn> {
     const hosts = Array.isArray(launch.rules.network) ? launch.rules.network : undefined;
     const tools = sandboxTools(hosts !== undefined);
-    const box = await this.box(launch, hosts);
+    const box = await this.box(launch, hosts, tools);
     box.users++;
     let released = false;
     const release = () => {
@@ -72,6 +95,11 @@ export class SandboxLauncher {
       box.shell = pid;
     };
     try {
+      if (tools.kind === 'seatbelt') {
+        const seatbelt = this.profileOf(launch, box, tools);
+        const argv = seatbeltCommandLine(seatbelt.profile, program, args);
+        return { file: tools.sandboxExec, args: argv, env: seatbelt.env, release, depth: 0, isShell };
+      }
       const target = join ? box.shell : undefined;
       const nsenter = target === undefined ? undefined : findExecutable('nsenter');
       const setpriv = target === undefined ? undefined : findExecutable('setpriv');
@@ -113,16 +141,39 @@ export class SandboxLauncher {
     for (const [key, box] of this.boxes) this.drop(key, box);
   }
 
-  private async box(launch: SandboxLaunch, hosts: string[] | undefined): Promise<Box> {
+  /** The session's Seatbelt profile and environment, built and proven on the first process. */
+  private profileOf(launch: SandboxLaunch, box: Box, tools: SeatbeltTools): NonNullable<Box['seatbelt']> {
+    if (box.seatbelt) return box.seatbelt;
+    const plan = {
+      launch,
+      tmpDir: box.tmpDir,
+      hide: [this.driverDir],
+      ...(box.loopback === undefined ? {} : { proxyPort: box.loopback.port }),
+    };
+    const profile = seatbeltProfile(plan);
+    proveSeatbeltProfile(tools, profile);
+    box.seatbelt = { profile, env: seatbeltEnvironment(plan) };
+    return box.seatbelt;
+  }
+
+  private async box(launch: SandboxLaunch, hosts: string[] | undefined, tools: SandboxTools): Promise<Box> {
     const existing = this.boxes.get(launch.privateDir);
     if (existing) return existing;
     const tmpDir = join(this.driverDir, `${basename(launch.privateDir)}.tmp`);
     mkdirSync(tmpDir, { recursive: true, mode: 0o700 });
-    const box: Box = { tmpDir, proxy: undefined, users: 0, shell: undefined };
+    const box: Box = {
+      tmpDir,
+      proxy: undefined,
+      loopback: undefined,
+      seatbelt: undefined,
+      users: 0,
+      shell: undefined,
+    };
     this.boxes.set(launch.privateDir, box);
     if (hosts !== undefined) {
       try {
-        box.proxy = await startHostProxy(join(launch.privateDir, 'proxy.sock'), hosts);
+        if (tools.kind === 'seatbelt') box.loopback = await startLoopbackProxy(hosts);
+        else box.proxy = await startHostProxy(join(launch.privateDir, 'proxy.sock'), hosts);
       } catch (error) {
         this.drop(launch.privateDir, box);
         throw error;
@@ -134,6 +185,7 @@ export class SandboxLauncher {
   private drop(key: string, box: Box): void {
     if (this.boxes.get(key) === box) this.boxes.delete(key);
     box.proxy?.close();
+    box.loopback?.close();
     rmSync(box.tmpDir, { recursive: true, force: true });
   }
 }
@@ -146,15 +198,17 @@ async function childrenOf(pid: number): Promise<number[]> {
 /**
  * The host pid of the program a sandboxed terminal runs: the child of bubblewrap's init (the child of
  * the terminal's own process, `terminalPid`), or for a process that joined a sandbox (`depth` 1), the
- * child of nsenter (the terminal's own process). Waits up to `limitMs` for bubblewrap to start it; undefined
- * when `gone()` says the terminal ended first, or the limit passed.
+ * child of nsenter (the terminal's own process), or with Seatbelt (`depth` 0) the terminal's own process,
+ * at once. Waits up to `limitMs` for bubblewrap to start it; undefined when `gone()` says the terminal
+ * ended first, or the limit passed.
  */
 export async function locateProgram(
   terminalPid: number,
-  depth: 1 | 2,
+  depth: SandboxDepth,
   gone: () => boolean,
   limitMs = 10_000,
 ): Promise<number | undefined> {
+  if (depth === 0) return terminalPid;
   const deadline = Date.now() + limitMs;
   let wait = 0;
   while (!gone() && Date.now() < deadline) {
