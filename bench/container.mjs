@@ -9,20 +9,7 @@
 
 import { ContainerEngine, locateEngine, openContainer } from '@conch/container';
 import { podmanAvailable, startPodmanService } from '@conch/container/testing';
-import { createRealClock, SessionManager } from '@conch/core';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { createLocalDriver } from '@conch/pty';
-import {
-  leakCheck,
-  ms,
-  ratio,
-  sampleInterleaved,
-  saveSection,
-  stats,
-  table,
-  tempDir,
-  withCap,
-} from './lib.mjs';
+import { benchEngine, ms, ratio, runEngineBench, sampleInterleaved, stats, table } from './lib.mjs';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
 const BASH = '/bin/bash';
@@ -35,26 +22,11 @@ if (!podmanAvailable()) {
   process.exit(0);
 }
 
-const work = tempDir('conch-bench-container-');
-const cwd = work.dir;
-const spill = new FileSpillStore({ dir: `${cwd}/spill` });
-const driver = createLocalDriver({ tmpDir: cwd });
-const manager = new SessionManager({
-  clock: createRealClock(),
-  localDriver: driver,
-  spill,
-  screen: createXtermScreen,
-  defaults: { cwd },
-  limits: { maxSessions: 50 },
-});
+const conch = await benchEngine({ prefix: 'conch-bench-container-', limits: { maxSessions: 50 } });
+const { manager, run } = conch;
 const podman = await startPodmanService();
 const engine = new ContainerEngine(locateEngine({ address: podman.address, origin: 'flag' }));
 let counter = 0;
-
-async function run(sessionId, command) {
-  const r = await manager.execute({ command, session_id: sessionId });
-  if (r.status !== 'completed' || r.exit_code !== 0) throw new Error(`${command} → ${JSON.stringify(r)}`);
-}
 
 async function startLocal() {
   const t0 = performance.now();
@@ -133,27 +105,11 @@ async function main() {
   return results;
 }
 
-let results;
-let failure;
-try {
-  results = await withCap(main(), 240_000, 'container benchmark');
-} catch (error) {
-  failure = error;
-}
-await withCap(manager.shutdown(), 30_000, 'conch shutdown').catch((e) => console.error(String(e)));
-await driver.dispose().catch(() => undefined);
-spill.dispose();
-await podman.stop().catch((e) => console.error(String(e)));
-const leaks = leakCheck([process.pid]);
-work.remove();
-if (leaks.ours.length > 0) {
-  console.log(`\nLEAK: ${leaks.ours.length} process(es) with CONCH_SESSION_ID survived and were killed.`);
-}
-if (results) saveSection('container', { ...results, leaks: leaks.ours.length });
-if (failure) {
-  console.error(`container bench failed: ${failure instanceof Error ? failure.stack : String(failure)}`);
-  process.exitCode = 1;
-} else if (leaks.ours.length > 0) {
-  process.exitCode = 1;
-}
-setTimeout(() => process.exit(), 200).unref();
+await runEngineBench(conch, {
+  name: 'container bench',
+  section: 'container',
+  main,
+  capMs: 240_000,
+  shutdownCapMs: 30_000,
+  stop: () => podman.stop().catch((e) => console.error(String(e))),
+});

@@ -3,8 +3,7 @@
 // Usage: node engine-flood.mjs conch|exec '<command>' <timeout seconds>
 
 import { exec } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { procStatusBytes, tempDir } from './lib.mjs';
+import { benchEngine, procStatusBytes } from './lib.mjs';
 
 const [mode, command, timeoutArg] = process.argv.slice(2);
 const timeoutS = Number(timeoutArg ?? 60);
@@ -12,21 +11,10 @@ const before = { rss: procStatusBytes('self', 'VmRSS'), hwm: procStatusBytes('se
 const t0 = performance.now();
 let result;
 if (mode === 'conch') {
-  const { createRealClock, SessionManager } = await import('@conch/core');
-  const { createXtermScreen, FileSpillStore } = await import('@conch/node');
-  const { createLocalDriver } = await import('@conch/pty');
-  const work = tempDir('conch-bench-engine-');
-  const spill = new FileSpillStore({ dir: `${work.dir}/spill` });
-  const driver = createLocalDriver({ tmpDir: work.dir });
-  const manager = new SessionManager({
-    clock: createRealClock(),
-    localDriver: driver,
-    spill,
-    screen: createXtermScreen,
-    defaults: { shell: '/bin/bash', cwd: work.dir },
-  });
+  const engine = await benchEngine({ prefix: 'conch-bench-engine-', defaults: { shell: '/bin/bash' } });
+  const { cwd, manager } = engine;
   // A session of its own: closing a session kills processes by CONCH_SESSION_ID, and "default" is shared.
-  const { session_id } = await manager.createLocal({ shell: '/bin/bash', cwd: work.dir });
+  const { session_id } = await manager.createLocal({ shell: '/bin/bash', cwd });
   await manager.execute({ command: 'echo hi', session_id });
   before.rss = procStatusBytes('self', 'VmRSS');
   before.hwm = procStatusBytes('self', 'VmHWM');
@@ -38,10 +26,8 @@ if (mode === 'conch') {
     outputChars: r.output.length,
     bytes: r.output_info.bytes_total,
   };
-  await manager.shutdown();
-  await driver.dispose();
-  spill.dispose();
-  rmSync(work.dir, { recursive: true, force: true });
+  await engine.close();
+  engine.remove();
 } else if (mode === 'exec') {
   result = await new Promise((resolve) => {
     exec(

@@ -187,6 +187,95 @@ export function tempDir(prefix) {
 }
 
 // ------------------------------------------------------------------------------------------------
+// conch's engine
+
+/**
+ * conch's engine in this process, as the engine benchmarks run it: a SessionManager over the local PTY
+ * driver, on the real clock, with the xterm screen, and spill files and the driver's temporary files in a
+ * private temporary directory (`cwd`, also the sessions' default cwd). `defaults` and `limits` are passed
+ * on to the manager. The @conch packages are loaded here, on the first call, so that scripts that only
+ * use the statistics and /proc helpers above do not load them.
+ *
+ * `run(sessionId, command)` executes a command and throws unless it completed with exit code 0;
+ * `close(capMs)` shuts the engine down (at most `capMs`), disposes the driver and the spill store;
+ * `remove()` deletes the temporary directory. {@link runEngineBench} does both at the end.
+ */
+export async function benchEngine({ prefix, defaults = {}, limits } = {}) {
+  const [{ createRealClock, SessionManager }, { createXtermScreen, FileSpillStore }, { createLocalDriver }] =
+    await Promise.all([import('@conch/core'), import('@conch/node'), import('@conch/pty')]);
+  const work = tempDir(prefix);
+  const cwd = work.dir;
+  const spill = new FileSpillStore({ dir: `${cwd}/spill` });
+  const driver = createLocalDriver({ tmpDir: cwd });
+  const manager = new SessionManager({
+    clock: createRealClock(),
+    localDriver: driver,
+    spill,
+    screen: createXtermScreen,
+    defaults: { cwd, ...defaults },
+    ...(limits ? { limits } : {}),
+  });
+  async function run(sessionId, command) {
+    const r = await manager.execute({ command, session_id: sessionId });
+    if (r.status !== 'completed' || r.exit_code !== 0) {
+      const { output, ...rest } = r;
+      throw new Error(
+        `conch: ${command} → ${JSON.stringify(rest)}; output ${JSON.stringify(output.slice(0, 300))}; sessions ${JSON.stringify(manager.listSessions())}`,
+      );
+    }
+    return r;
+  }
+  async function close(capMs = 15_000) {
+    await withCap(manager.shutdown(), capMs, 'conch shutdown').catch((e) => console.error(String(e)));
+    await driver.dispose().catch(() => undefined);
+    spill.dispose();
+  }
+  return { cwd, manager, driver, run, close, remove: work.remove };
+}
+
+/**
+ * Runs an engine benchmark script's `main` (at most `capMs`) and ends the script: closes `engine` (see
+ * {@link benchEngine}; its shutdown capped at `shutdownCapMs`), then `stop()` (what else the script
+ * started), kills and reports the processes with CONCH_SESSION_ID that one of `ownerPids` (default this
+ * process) left, removes the engine's directory, saves what `main` returned with the leak count under
+ * `section` of the results file, and sets the exit code to 1 on a failure or a leak. The process exits
+ * soon after (node-pty handles may keep the loop alive; everything started has been killed).
+ */
+export async function runEngineBench(
+  engine,
+  { name, section, main, capMs, shutdownCapMs = 15_000, stop, ownerPids = [process.pid] },
+) {
+  let results;
+  let failure;
+  try {
+    results = await withCap(main(), capMs, name);
+  } catch (error) {
+    failure = error;
+  }
+  await engine.close(shutdownCapMs);
+  await stop?.();
+  const leaks = leakCheck(ownerPids);
+  engine.remove();
+  if (leaks.ours.length > 0) {
+    console.log(
+      `\nLEAK: ${leaks.ours.length} process(es) with CONCH_SESSION_ID survived and were killed: ${leaks.ours.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`,
+    );
+  } else {
+    console.log(
+      `\nNo leftover processes with CONCH_SESSION_ID from this run${leaks.others > 0 ? ` (${leaks.others} belong to other conch servers on this machine)` : ''}.`,
+    );
+  }
+  if (results) saveSection(section, { ...results, leaks: leaks.ours.length });
+  if (failure) {
+    console.error(`${name} failed: ${failure instanceof Error ? failure.stack : String(failure)}`);
+    process.exitCode = 1;
+  } else if (leaks.ours.length > 0) {
+    process.exitCode = 1;
+  }
+  setTimeout(() => process.exit(), 200).unref();
+}
+
+// ------------------------------------------------------------------------------------------------
 // /proc
 
 /** A field of /proc/<pid>/status in bytes (VmHWM, VmRSS, …), or undefined. */

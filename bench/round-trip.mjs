@@ -8,22 +8,17 @@
 // builds them). Each case is capped in samples and time; everything started is killed at the end.
 
 import { readdirSync } from 'node:fs';
-import { createRealClock, SessionManager } from '@conch/core';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { createLocalDriver } from '@conch/pty';
 import { startAltWorker } from './alt-client.mjs';
 import {
-  leakCheck,
+  benchEngine,
   ms,
   procStatusBytes,
   ratio,
+  runEngineBench,
   sample,
   sampleInterleaved,
-  saveSection,
   stats,
   table,
-  tempDir,
-  withCap,
 } from './lib.mjs';
 
 const BASH = '/bin/bash';
@@ -32,8 +27,8 @@ const CASE_MS = 6_000;
 const MAX_ROUNDS = 300;
 const TOTAL_CAP_MS = 150_000;
 
-const work = tempDir('conch-bench-rt-');
-const cwd = work.dir;
+const engine = await benchEngine({ prefix: 'conch-bench-rt-', defaults: { shell: BASH } });
+const { cwd, manager, run } = engine;
 
 // ------------------------------------------------------------------------------------------------
 // Alternatives run in a clean worker process (alt-worker.mjs), which times them itself: a process
@@ -44,31 +39,11 @@ const alt = worker.time;
 
 // ------------------------------------------------------------------------------------------------
 
-const spill = new FileSpillStore({ dir: `${cwd}/spill` });
-const driver = createLocalDriver({ tmpDir: cwd });
-const manager = new SessionManager({
-  clock: createRealClock(),
-  localDriver: driver,
-  spill,
-  screen: createXtermScreen,
-  defaults: { shell: BASH, cwd },
-});
-
-function expectCompleted(r, cmd) {
-  if (r.status !== 'completed' || r.exit_code !== 0) {
-    const { output, ...rest } = r;
-    throw new Error(
-      `conch: ${cmd} → ${JSON.stringify(rest)}; output ${JSON.stringify(output.slice(0, 300))}; sessions ${JSON.stringify(manager.listSessions())}`,
-    );
-  }
-  return r;
-}
-
 // A session of its own (random id) rather than "default": conch kills escaped processes by their
 // CONCH_SESSION_ID when a session closes, and every conch engine's default session has the same id.
 let sessionId;
 const conchRun = async (cmd) => {
-  expectCompleted(await manager.execute({ command: cmd, session_id: sessionId }), cmd);
+  await run(sessionId, cmd);
 };
 
 async function main() {
@@ -81,9 +56,8 @@ async function main() {
   // Session start: open a session and run a first command in it.
   const t0 = performance.now();
   sessionId = (await manager.createLocal({ shell: BASH, cwd })).session_id;
-  const first = await manager.execute({ command: 'echo hi', session_id: sessionId });
+  const first = await run(sessionId, 'echo hi');
   const sessionStartMs = performance.now() - t0;
-  expectCompleted(first, 'echo hi');
   if (!first.output.includes('hi'))
     throw new Error(`conch: echo hi returned ${JSON.stringify(first.output)}`);
 
@@ -114,10 +88,7 @@ async function main() {
     let sawIsolated = false;
     const samples = await sample(
       async () => {
-        const r = expectCompleted(
-          await manager.execute({ command: 'true', session_id: sessionId }),
-          'true (isolated)',
-        );
+        const r = await run(sessionId, 'true');
         if (r.isolated) sawIsolated = true;
         isolated.push(r);
       },
@@ -250,34 +221,11 @@ async function main() {
   return results;
 }
 
-let results;
-let failure;
-try {
-  results = await withCap(main(), TOTAL_CAP_MS, 'round-trip benchmark');
-} catch (error) {
-  failure = error;
-}
-await withCap(manager.shutdown(), 15_000, 'conch shutdown').catch((e) => console.error(String(e)));
-await driver.dispose().catch(() => undefined);
-spill.dispose();
-await worker.close();
-const leaks = leakCheck([process.pid, worker.pid]);
-work.remove();
-if (leaks.ours.length > 0) {
-  console.log(
-    `\nLEAK: ${leaks.ours.length} process(es) with CONCH_SESSION_ID survived and were killed: ${leaks.ours.map((p) => `${p.pid} ${p.cmd}`).join('; ')}`,
-  );
-} else {
-  console.log(
-    `\nNo leftover processes with CONCH_SESSION_ID from this run${leaks.others > 0 ? ` (${leaks.others} belong to other conch servers on this machine)` : ''}.`,
-  );
-}
-if (results) saveSection('roundTrip', { ...results, leaks: leaks.ours.length });
-if (failure) {
-  console.error(`round-trip failed: ${failure instanceof Error ? failure.stack : String(failure)}`);
-  process.exitCode = 1;
-} else if (leaks.ours.length > 0) {
-  process.exitCode = 1;
-}
-// node-pty handles may keep the loop alive; everything we started has been killed.
-setTimeout(() => process.exit(), 200).unref();
+await runEngineBench(engine, {
+  name: 'round-trip',
+  section: 'roundTrip',
+  main,
+  capMs: TOTAL_CAP_MS,
+  stop: () => worker.close(),
+  ownerPids: [process.pid, worker.pid],
+});

@@ -7,20 +7,8 @@
 // Usage: node sandbox.mjs [--quick]   (needs the built @conch/core, @conch/pty and @conch/node, and bwrap)
 
 import { homedir } from 'node:os';
-import { createRealClock, resolveSandboxRules, SessionManager } from '@conch/core';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { createLocalDriver } from '@conch/pty';
-import {
-  leakCheck,
-  ms,
-  ratio,
-  sampleInterleaved,
-  saveSection,
-  stats,
-  table,
-  tempDir,
-  withCap,
-} from './lib.mjs';
+import { resolveSandboxRules } from '@conch/core';
+import { benchEngine, ms, ratio, runEngineBench, sampleInterleaved, stats, table } from './lib.mjs';
 
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
 const BASH = '/bin/bash';
@@ -28,24 +16,13 @@ const CASE_MS = QUICK ? 3_000 : 8_000;
 const MAX_ROUNDS = QUICK ? 100 : 400;
 const START_ROUNDS = QUICK ? 8 : 20;
 
-const work = tempDir('conch-bench-sandbox-');
-const cwd = work.dir;
-const spill = new FileSpillStore({ dir: `${cwd}/spill` });
-const driver = createLocalDriver({ tmpDir: cwd });
-const manager = new SessionManager({
-  clock: createRealClock(),
-  localDriver: driver,
-  spill,
-  screen: createXtermScreen,
-  defaults: { shell: BASH, cwd },
+const engine = await benchEngine({
+  prefix: 'conch-bench-sandbox-',
+  defaults: { shell: BASH },
   limits: { maxSessions: 50 },
 });
+const { cwd, manager, run } = engine;
 const rules = resolveSandboxRules(true, { home: homedir(), cwd });
-
-async function run(sessionId, command) {
-  const r = await manager.execute({ command, session_id: sessionId });
-  if (r.status !== 'completed' || r.exit_code !== 0) throw new Error(`${command} → ${JSON.stringify(r)}`);
-}
 
 async function start(sandboxed) {
   const t0 = performance.now();
@@ -110,26 +87,4 @@ async function main() {
   return results;
 }
 
-let results;
-let failure;
-try {
-  results = await withCap(main(), 150_000, 'sandbox benchmark');
-} catch (error) {
-  failure = error;
-}
-await withCap(manager.shutdown(), 15_000, 'conch shutdown').catch((e) => console.error(String(e)));
-await driver.dispose().catch(() => undefined);
-spill.dispose();
-const leaks = leakCheck([process.pid]);
-work.remove();
-if (leaks.ours.length > 0) {
-  console.log(`\nLEAK: ${leaks.ours.length} process(es) with CONCH_SESSION_ID survived and were killed.`);
-}
-if (results) saveSection('sandbox', { ...results, leaks: leaks.ours.length });
-if (failure) {
-  console.error(`sandbox bench failed: ${failure instanceof Error ? failure.stack : String(failure)}`);
-  process.exitCode = 1;
-} else if (leaks.ours.length > 0) {
-  process.exitCode = 1;
-}
-setTimeout(() => process.exit(), 200).unref();
+await runEngineBench(engine, { name: 'sandbox bench', section: 'sandbox', main, capMs: 150_000 });

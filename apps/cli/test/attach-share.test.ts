@@ -14,7 +14,7 @@ import {
   type CliHome,
   conchOnTty,
   createHome,
-  killTerminals,
+  endTtyTest,
   startDaemonWithConfig,
   type TtyRun,
 } from './harness.js';
@@ -26,10 +26,7 @@ beforeEach(() => {
   home = createHome();
   shared = sharedSession(home);
 });
-afterEach(async () => {
-  await killTerminals();
-  await home.dispose();
-});
+afterEach(() => endTtyTest(home));
 
 /** `conch attach ARGS` on a real pseudo-terminal. */
 function attach(args: readonly string[]): TtyRun {

@@ -7,7 +7,7 @@ import {
   type CliHome,
   conchOnTty,
   createHome,
-  killTerminals,
+  endTtyTest,
   startDaemonWithConfig as startDaemon,
   type TtyRun,
 } from './harness.js';
@@ -16,10 +16,7 @@ let home: CliHome;
 beforeEach(() => {
   home = createHome();
 });
-afterEach(async () => {
-  await killTerminals();
-  await home.dispose();
-});
+afterEach(() => endTtyTest(home));
 
 /** `conch attach ARGS` on a real pseudo-terminal. */
 function attach(args: readonly string[], size = { cols: 100, rows: 30 }): TtyRun {

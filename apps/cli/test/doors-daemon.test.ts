@@ -12,24 +12,13 @@ import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
 import { procStatusKb } from '@conch/node/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  BIN,
-  type CliHome,
-  conchOnTty,
-  createHome,
-  isRunning,
-  killTerminals,
-  relayClient,
-} from './harness.js';
+import { BIN, type CliHome, conchOnTty, createHome, endTtyTest, isRunning, relayClient } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
   home = createHome();
 });
-afterEach(async () => {
-  await killTerminals();
-  await home.dispose();
-});
+afterEach(() => endTtyTest(home));
 
 const daemonDir = () => home.env.CONCH_HOME as string;
 

@@ -157,6 +157,15 @@ export async function killTerminals(): Promise<void> {
 }
 
 /**
+ * Ends a test that ran conch on terminals: kills every terminal {@link conchOnTty} started and waits until
+ * each is gone, then disposes `home` (which stops its daemon).
+ */
+export async function endTtyTest(home: CliHome | undefined): Promise<void> {
+  await killTerminals();
+  await home?.dispose();
+}
+
+/**
  * Starts the daemon of `home` in the foreground with `args` (e.g. `--config FILE`), and waits until it is
  * the daemon answering. `home.dispose()` stops it.
  */

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type CliHome, createHome, killTerminals } from './harness.js';
+import { type CliHome, createHome, endTtyTest } from './harness.js';
 
 /** What {@link useSshHome} gives each test (read inside the test, after its hooks ran). */
 export interface SshHome {
@@ -37,10 +37,7 @@ export function useSshHome(): SshHome {
     state.home = home;
     state.userHome = userHome;
   });
-  afterEach(async () => {
-    await killTerminals();
-    await state.home?.dispose();
-  });
+  afterEach(() => endTtyTest(state.home));
   return {
     get fx() {
       return state.fx!;

@@ -3,16 +3,13 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BIN, type CliHome, conchOnTty, createHome, killTerminals, type TtyRun } from './harness.js';
+import { BIN, type CliHome, conchOnTty, createHome, endTtyTest, type TtyRun } from './harness.js';
 
 let home: CliHome;
 beforeEach(() => {
   home = createHome();
 });
-afterEach(async () => {
-  await killTerminals();
-  await home.dispose();
-});
+afterEach(() => endTtyTest(home));
 
 /** The environment of the home, with or without NO_COLOR. */
 function envWith(noColor: boolean): Record<string, string> {

@@ -12,12 +12,16 @@
  */
 
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { waitFor } from '@conch/core/testing';
+import { isAlive } from '@conch/node/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, ClientCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll } from 'vitest';
 import { openDoor, type Target } from './targets.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -271,6 +275,24 @@ export async function readUntilCompleted(
     results.push(current);
   }
   return results;
+}
+
+/**
+ * A test file's working directory (`work`, a new directory named `prefix…`, for the servers' `--cwd`) and
+ * the set of every OS pid its tests saw (`seenPids`). After the file's tests, all those processes must be
+ * gone (the servers have closed) before the directory is removed.
+ */
+export function workAndSeenPids(prefix: string): { work: string; seenPids: Set<number> } {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  const seenPids = new Set<number>();
+  afterAll(async () => {
+    await waitFor(() => [...seenPids].every((p) => !isAlive(p)), {
+      timeoutMs: 20_000,
+      what: 'no process left',
+    });
+    rmSync(work, { recursive: true, force: true });
+  });
+  return { work, seenPids };
 }
 
 /** The /proc helpers, from their one definition in `@conch/node/testing`. */

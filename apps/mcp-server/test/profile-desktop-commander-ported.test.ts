@@ -8,24 +8,12 @@
  * the test checks conch's documented behaviour and says so.
  */
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DcResult as Dc, isAlive, type ServerHandle, startServer } from './harness.js';
+import { type DcResult as Dc, type ServerHandle, startServer, workAndSeenPids } from './harness.js';
 
-const work = mkdtempSync(join(tmpdir(), 'conch-dc-ported-'));
 /** Every process a test started: all must be gone once the servers closed. */
-const seenPids = new Set<number>();
-
-afterAll(async () => {
-  await waitFor(() => [...seenPids].every((p) => !isAlive(p)), {
-    timeoutMs: 20_000,
-    what: 'no process left',
-  });
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, seenPids } = workAndSeenPids('conch-dc-ported-');
 
 /** The profile under test, with extra flags. */
 function server(...args: string[]): Promise<ServerHandle> {

@@ -11,24 +11,14 @@
  * Where conch deliberately differs (docs/profiles.md), the test checks conch's side and says so.
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isAlive, type ServerHandle, startServer } from './harness.js';
+import { isAlive, type ServerHandle, startServer, workAndSeenPids } from './harness.js';
 
-const work = mkdtempSync(join(tmpdir(), 'conch-originals-ported-'));
 /** Every process a test started: all must be gone once the servers closed. */
-const seenPids = new Set<number>();
-
-afterAll(async () => {
-  await waitFor(() => [...seenPids].every((p) => !isAlive(p)), {
-    timeoutMs: 20_000,
-    what: 'no process left',
-  });
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, seenPids } = workAndSeenPids('conch-originals-ported-');
 
 // -------------------------------------------------------------------------------------------------
 describe('Astonish: pkg/tools/shell_command_test.go', () => {

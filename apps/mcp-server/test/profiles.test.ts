@@ -5,23 +5,23 @@
  * conch fixes. (interminal, which needs an sshd, is in profile-interminal.test.ts.)
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from '@conch/core/testing';
 import { findOpencode } from '@conch/delegate';
 import { processStat } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type DcResult as Dc, descendants, isAlive, type ServerHandle, startServer } from './harness.js';
+import {
+  type DcResult as Dc,
+  descendants,
+  isAlive,
+  type ServerHandle,
+  startServer,
+  workAndSeenPids,
+} from './harness.js';
 
-const work = mkdtempSync(join(tmpdir(), 'conch-profiles-'));
 /** Every OS pid a test saw; all must be gone once the servers closed. */
-const seenPids = new Set<number>();
-
-afterAll(async () => {
-  await waitFor(() => [...seenPids].every((p) => !isAlive(p)), { timeoutMs: 20_000 });
-  rmSync(work, { recursive: true, force: true });
-});
+const { work, seenPids } = workAndSeenPids('conch-profiles-');
 
 function propsOf(h: ServerHandle, tool: string): Record<string, { default?: unknown }> {
   const t = h.tools.find((x) => x.name === tool);

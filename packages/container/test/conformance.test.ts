@@ -5,34 +5,28 @@
  * in its /proc.
  */
 import { describeDriverConformance } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countWithCommandId } from '@conch/node/testing';
+import { withNodeHost } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { ContainerEngine, locateEngine, type OpenedContainer, openContainer } from '../src/index.js';
 import { type PodmanService, startPodmanService } from '../src/testing/index.js';
 
 let podman: PodmanService | undefined;
 let opened: OpenedContainer | undefined;
-let spill: FileSpillStore | undefined;
 
-describeDriverConformance('container (dockerode → Podman)', {
-  kind: 'container',
-  driver: async () => {
-    podman = await startPodmanService();
-    const engine = new ContainerEngine(locateEngine({ address: podman.address, origin: 'flag' }));
-    opened = await openContainer(engine, { image: podman.image, name: 'conformance' });
-    return opened.driver;
-  },
-  teardown: async () => {
-    await opened?.driver.dispose();
-    spill?.dispose(true);
-    await podman?.stop();
-  },
-  spill: () => {
-    spill = new FileSpillStore({});
-    return spill;
-  },
-  screen: createXtermScreen,
-  countWithCommandId: async (id) => countWithCommandId(id),
-  denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
-});
+describeDriverConformance(
+  'container (dockerode → Podman)',
+  withNodeHost({
+    kind: 'container',
+    driver: async () => {
+      podman = await startPodmanService();
+      const engine = new ContainerEngine(locateEngine({ address: podman.address, origin: 'flag' }));
+      opened = await openContainer(engine, { image: podman.image, name: 'conformance' });
+      return opened.driver;
+    },
+    teardown: async () => {
+      await opened?.driver.dispose();
+      await podman?.stop();
+    },
+    denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+  }),
+);

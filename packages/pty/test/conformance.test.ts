@@ -1,8 +1,8 @@
 import { homedir } from 'node:os';
 import { resolveSandboxRules, type SandboxRules } from '@conch/core';
 import { describeDriverConformance } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore, processFacts } from '@conch/node';
-import { countWithCommandId } from '@conch/node/testing';
+import { processFacts } from '@conch/node';
+import { withNodeHost } from '@conch/node/testing';
 import { Policy, policyConfigFromFlags } from '@conch/policy';
 import { expect, it } from 'vitest';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
@@ -21,26 +21,21 @@ for (const [name, sandbox] of [
   ['local (node-pty) in a bubblewrap sandbox', SANDBOX],
 ] as [string, SandboxRules | undefined][]) {
   let driver: LocalDriver | undefined;
-  let spill: FileSpillStore | undefined;
-  describeDriverConformance(name, {
-    kind: 'local',
-    ...(sandbox ? { sandbox } : {}),
-    driver: async () => {
-      driver = createLocalDriver();
-      return driver;
-    },
-    teardown: async () => {
-      await driver?.dispose();
-      spill?.dispose(true);
-    },
-    spill: () => {
-      spill = new FileSpillStore({});
-      return spill;
-    },
-    screen: createXtermScreen,
-    countWithCommandId: async (id) => countWithCommandId(id),
-    denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
-  });
+  describeDriverConformance(
+    name,
+    withNodeHost({
+      kind: 'local',
+      ...(sandbox ? { sandbox } : {}),
+      driver: async () => {
+        driver = createLocalDriver();
+        return driver;
+      },
+      teardown: async () => {
+        await driver?.dispose();
+      },
+      denyRm: () => new Policy(policyConfigFromFlags({ deny: ['rm'] })),
+    }),
+  );
 }
 
 it('reads process facts the way CONCH_PROCESS_FACTS says (ps when forced, else /proc here)', () => {

@@ -9,51 +9,33 @@ import {
   closeSync,
   constants,
   existsSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readlinkSync,
   readSync,
-  rmSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CommandResult, createRealClock, SessionManager } from '@conch/core';
+import type { CommandResult, SessionManager } from '@conch/core';
 import { snapshotFile } from '@conch/core/engine';
 import { readToEnd, waitFor } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalDriver, type LocalDriver } from '../src/index.js';
+import { type LocalTestEngine, startLocalEngine } from './helpers.js';
 
 const shells = ['/bin/bash', ...(existsSync('/usr/bin/zsh') ? ['/usr/bin/zsh'] : []), '/bin/sh'];
 
-let driver: LocalDriver;
+let engine: LocalTestEngine;
 let manager: SessionManager;
-let spill: FileSpillStore;
 let work: string;
 
 beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'conch-snapshot-test-'));
-  driver = createLocalDriver();
-  spill = new FileSpillStore({});
-  manager = new SessionManager({
-    clock: createRealClock(),
-    localDriver: driver,
-    screen: createXtermScreen,
-    spill,
-    // A short cap keeps the stuck-snapshot case quick; the waiting rule is the same as the default's.
-    defaults: { cwd: work, writeDeadlineMs: 1500, snapshotWaitMs: 300 },
-  });
+  // A short cap keeps the stuck-snapshot case quick; the waiting rule is the same as the default's.
+  engine = startLocalEngine('conch-snapshot-test-', { writeDeadlineMs: 1500, snapshotWaitMs: 300 });
+  ({ manager, work } = engine);
 });
 
-afterAll(async () => {
-  await manager.shutdown();
-  await driver.dispose();
-  spill.dispose(true);
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => engine.close());
 
 const finished = (r: CommandResult) => readToEnd(manager, r);
 

@@ -4,85 +4,54 @@
  * rc files, other shells, and what an agent must never notice (leaked processes and fds).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRealClock, SessionManager } from '@conch/core';
-import { waitFor } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
+import type { SessionManager } from '@conch/core';
+import {
+  expectHostileBashrcSurvived,
+  expectPosixShWorks,
+  expectZshWorks,
+  HOSTILE_BASHRC,
+  waitFor,
+} from '@conch/core/testing';
 import { openFds, pidsWithEnv } from '@conch/node/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalDriver, type LocalDriver, reapOrphans } from '../src/index.js';
+import { reapOrphans } from '../src/index.js';
+import { type LocalTestEngine, startLocalEngine } from './helpers.js';
 
 const hasZsh = existsSync('/usr/bin/zsh') || existsSync('/bin/zsh');
 
-let driver: LocalDriver;
+let engine: LocalTestEngine;
 let manager: SessionManager;
-let spill: FileSpillStore;
 let work: string;
 
 beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'conch-pty-test-'));
-  driver = createLocalDriver();
-  spill = new FileSpillStore({});
-  manager = new SessionManager({
-    clock: createRealClock(),
-    localDriver: driver,
-    screen: createXtermScreen,
-    spill,
-    defaults: { cwd: work, writeDeadlineMs: 1500 },
-  });
+  engine = startLocalEngine('conch-pty-test-', { writeDeadlineMs: 1500 });
+  ({ manager, work } = engine);
 });
 
-afterAll(async () => {
-  await manager.shutdown();
-  await driver.dispose();
-  spill.dispose(true);
-  rmSync(work, { recursive: true, force: true });
-});
+afterAll(() => engine.close());
 
 describe('shells and rc files', () => {
   it('survives a custom PS1, PROMPT_COMMAND and vi mode in .bashrc', async () => {
     const home = join(work, 'home-rc');
     mkdirSync(home, { recursive: true });
-    writeFileSync(
-      join(home, '.bashrc'),
-      [
-        'PS1="\\[\\e[1;32m\\]\\u@\\h \\w \\$(echo dyn)\\[\\e[0m\\] $ "',
-        'PROMPT_COMMAND="echo -n prompt-hook-ran; history -a"',
-        'set -o vi',
-        'HISTCONTROL=ignoreboth',
-        'alias ll="echo ll-alias"',
-      ].join('\n'),
-    );
+    writeFileSync(join(home, '.bashrc'), HOSTILE_BASHRC);
     const s = await manager.createLocal({ env: { HOME: home } });
-    const run = (command: string) => manager.execute({ command, session_id: s.session_id });
-    expect((await run('echo one')).output).toBe('one');
-    expect((await run('ll')).output).toBe('ll-alias');
-    expect((await run('false')).exit_code).toBe(1);
-    const r = await run('PROMPT_COMMAND="echo replaced"; echo two');
-    expect(r.output).toBe('two');
-    expect((await run('echo three')).output).toBe('three');
+    await expectHostileBashrcSurvived((command) => manager.execute({ command, session_id: s.session_id }));
     await manager.closeSession(s.session_id);
   });
 
   it('works with POSIX sh (dash)', async () => {
     const s = await manager.createLocal({ shell: '/bin/sh' });
-    const run = (command: string) => manager.execute({ command, session_id: s.session_id });
-    expect((await run('echo dash')).output).toBe('dash');
-    expect((await run('cd /tmp && false')).exit_code).toBe(1);
-    expect((await run('pwd')).output).toBe('/tmp');
-    expect((await run('cat <<EOF\nin heredoc\nEOF')).output).toBe('in heredoc');
+    await expectPosixShWorks((command) => manager.execute({ command, session_id: s.session_id }));
     await manager.closeSession(s.session_id);
   });
 
   it.skipIf(!hasZsh)('works with zsh', async () => {
     const s = await manager.createLocal({ shell: 'zsh' });
     const run = (command: string) => manager.execute({ command, session_id: s.session_id });
-    expect((await run('echo $ZSH_NAME')).output).toBe('zsh');
-    expect((await run('(exit 4)')).exit_code).toBe(4);
-    await run('cd /tmp; export Z=1');
-    expect((await run('echo $PWD $Z')).output).toBe('/tmp 1');
+    await expectZshWorks(run);
     const iso = await run('sleep 5');
     void iso;
     await manager.closeSession(s.session_id);

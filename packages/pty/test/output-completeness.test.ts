@@ -4,28 +4,23 @@
  * `.reliability/output-completeness-local.json`.
  */
 import { describeOutputCompleteness } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { writeReliabilityReport } from '@conch/node/testing';
+import { withNodeHost, writeReliabilityReport } from '@conch/node/testing';
 import { createLocalDriver, type LocalDriver } from '../src/index.js';
 
 let driver: LocalDriver | undefined;
-let spill: FileSpillStore | undefined;
 
-describeOutputCompleteness('local (node-pty)', {
-  kind: 'local',
-  runs: 50,
-  driver: async () => {
-    driver = createLocalDriver();
-    return driver;
-  },
-  teardown: async () => {
-    await driver?.dispose();
-    spill?.dispose(true);
-  },
-  spill: () => {
-    spill = new FileSpillStore({});
-    return spill;
-  },
-  screen: createXtermScreen,
-  report: (bytesLost) => writeReliabilityReport('output-completeness-local', { bytesLost }),
-});
+describeOutputCompleteness(
+  'local (node-pty)',
+  withNodeHost({
+    kind: 'local',
+    runs: 50,
+    driver: async () => {
+      driver = createLocalDriver();
+      return driver;
+    },
+    teardown: async () => {
+      await driver?.dispose();
+    },
+    report: (bytesLost: number) => writeReliabilityReport('output-completeness-local', { bytesLost }),
+  }),
+);

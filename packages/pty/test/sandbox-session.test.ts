@@ -4,41 +4,30 @@
  * only for the first part (a private /tmp); macOS has sandbox-seatbelt-session.test.ts.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { createRealClock, resolveSandboxRules, SessionManager } from '@conch/core';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
+import { resolveSandboxRules, type SessionManager } from '@conch/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalDriver, type LocalDriver } from '../src/index.js';
+import type { LocalDriver } from '../src/index.js';
+import { type LocalTestEngine, startLocalEngine } from './helpers.js';
 
 const linux = process.platform === 'linux';
 
+let engine: LocalTestEngine;
 let driver: LocalDriver;
 let manager: SessionManager;
-let spill: FileSpillStore;
 let work: string;
 let outside: string;
 
 beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'conch-sandbox-work-'));
+  engine = startLocalEngine('conch-sandbox-work-');
+  ({ driver, manager, work } = engine);
   outside = mkdtempSync(join(homedir(), '.conch-sandbox-victim-'));
   writeFileSync(join(outside, 'victim'), 'intact\n');
-  driver = createLocalDriver();
-  spill = new FileSpillStore({});
-  manager = new SessionManager({
-    clock: createRealClock(),
-    localDriver: driver,
-    screen: createXtermScreen,
-    spill,
-    defaults: { cwd: work },
-  });
 });
 
 afterAll(async () => {
-  await manager.shutdown();
-  await driver.dispose();
-  spill.dispose(true);
-  rmSync(work, { recursive: true, force: true });
+  await engine.close();
   rmSync(outside, { recursive: true, force: true });
 });
 

@@ -1,10 +1,11 @@
 /**
- * Helpers shared by the SSH tests: connecting to a fixture's sshd with a throwaway known_hosts file. (The
+ * Helpers shared by the SSH tests: connecting to a fixture's sshd with a throwaway known_hosts file, and the
+ * driver the core's driver suites run on. (The
  * fixture's sshd runs on this machine: its processes are counted with `@conch/node/testing`.)
  */
 import { join } from 'node:path';
-import type { Sshd, SshFixture } from '@conch/ssh/testing';
-import { type ConnectSshOptions, connectSsh, type SshConnection } from '../src/index.js';
+import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
+import { type ConnectSshOptions, connectSsh, type SshConnection, type SshDriver } from '../src/index.js';
 
 let counter = 0;
 
@@ -27,4 +28,25 @@ export function connectTo(
     connectTimeoutS: 10,
     ...extra,
   });
+}
+
+/**
+ * The driver under test of the core's driver suites: `driver()` starts a fixture and its sshd and
+ * connects to it; `teardown()` disposes the driver and the fixture (which stops the sshd).
+ */
+export function sshDriverUnderTest(): { driver: () => Promise<SshDriver>; teardown: () => Promise<void> } {
+  let fx: SshFixture | undefined;
+  let driver: SshDriver | undefined;
+  return {
+    driver: async () => {
+      fx = await createSshFixture();
+      const sshd = await fx.startSshd();
+      driver = (await connectTo(fx, sshd)).driver;
+      return driver;
+    },
+    teardown: async () => {
+      await driver?.dispose();
+      await fx?.dispose();
+    },
+  };
 }

@@ -3,10 +3,9 @@
  * within the keepalive window, other sessions unaffected, reconnecting works), silent commands that are
  * not mistaken for a dead link, more channels than the server's MaxSessions, and write deadlines.
  */
-import { createRealClock, type SessionInfo, SessionManager } from '@conch/core';
+import type { SessionInfo, SessionManager } from '@conch/core';
 import { waitFor } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { countWithCommandId, pidsWithEnv } from '@conch/node/testing';
+import { countWithCommandId, createTestManager, pidsWithEnv, type TestManager } from '@conch/node/testing';
 import { createSshFixture, killAndWait, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
@@ -14,21 +13,20 @@ import { connectTo } from './helpers.js';
 
 let fx: SshFixture;
 let sshd: Sshd;
+let engine: TestManager;
 let manager: SessionManager;
-let spill: FileSpillStore;
 const connections: SshConnection[] = [];
 
 beforeAll(async () => {
   fx = await createSshFixture();
   sshd = await fx.startSshd();
-  spill = new FileSpillStore({});
-  manager = new SessionManager({ clock: createRealClock(), screen: createXtermScreen, spill });
+  engine = createTestManager();
+  manager = engine.manager;
 });
 
 afterAll(async () => {
-  await manager?.shutdown();
+  await engine?.close();
   for (const c of connections) await c.driver.dispose();
-  spill?.dispose(true);
   await fx?.dispose();
 });
 

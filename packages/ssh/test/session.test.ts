@@ -3,10 +3,15 @@
  * full-screen programs, signals and kills for every driver): the login shell and host, rc files, other
  * shells, and cleanup of remote processes and channels.
  */
-import { createRealClock, SessionManager } from '@conch/core';
-import { waitFor } from '@conch/core/testing';
-import { createXtermScreen, FileSpillStore } from '@conch/node';
-import { pidsWithEnv } from '@conch/node/testing';
+import type { SessionManager } from '@conch/core';
+import {
+  expectHostileBashrcSurvived,
+  expectPosixShWorks,
+  expectZshWorks,
+  HOSTILE_BASHRC,
+  waitFor,
+} from '@conch/core/testing';
+import { createTestManager, pidsWithEnv, type TestManager } from '@conch/node/testing';
 import { createSshFixture, type Sshd, type SshFixture } from '@conch/ssh/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SshConnection } from '../src/index.js';
@@ -15,8 +20,8 @@ import { connectTo } from './helpers.js';
 let fx: SshFixture;
 let sshd: Sshd;
 let conn: SshConnection;
+let engine: TestManager;
 let manager: SessionManager;
-let spill: FileSpillStore;
 let sid: string;
 let work: string;
 let remote: { python: boolean; vim: boolean; less: boolean; zsh: boolean };
@@ -25,13 +30,8 @@ beforeAll(async () => {
   fx = await createSshFixture();
   sshd = await fx.startSshd();
   conn = await connectTo(fx, sshd);
-  spill = new FileSpillStore({});
-  manager = new SessionManager({
-    clock: createRealClock(),
-    screen: createXtermScreen,
-    spill,
-    defaults: { writeDeadlineMs: 1500 },
-  });
+  engine = createTestManager({ defaults: { writeDeadlineMs: 1500 } });
+  manager = engine.manager;
   const probe = await conn.driver.exec(
     'mktemp -d; for p in python3 vim less zsh; do command -v $p >/dev/null && echo $p=1 || echo $p=0; done',
   );
@@ -51,9 +51,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await manager?.shutdown();
+  await engine?.close();
   await conn?.driver.dispose();
-  spill?.dispose(true);
   await fx?.dispose();
 });
 
@@ -80,13 +79,7 @@ describe('shells and rc files', () => {
   it('survives a custom PS1, PROMPT_COMMAND and vi mode in .bashrc', async () => {
     const home = `${work}/home-rc`;
     await conn.driver.exec(`mkdir -p ${home} && cat > ${home}/.bashrc`, {
-      stdin: [
-        'PS1="\\[\\e[1;32m\\]\\u@\\h \\w \\$(echo dyn)\\[\\e[0m\\] $ "',
-        'PROMPT_COMMAND="echo -n prompt-hook-ran; history -a"',
-        'set -o vi',
-        'HISTCONTROL=ignoreboth',
-        'alias ll="echo ll-alias"',
-      ].join('\n'),
+      stdin: HOSTILE_BASHRC,
     });
     // Closing an SSH session disposes its driver: each extra session gets its own connection.
     const other = await connectTo(fx, sshd);
@@ -95,23 +88,14 @@ describe('shells and rc files', () => {
       shell: '/bin/bash',
       env: { HOME: home },
     });
-    const sRun = (command: string) => manager.execute({ command, session_id: s.id });
-    expect((await sRun('echo one')).output).toBe('one');
-    expect((await sRun('ll')).output).toBe('ll-alias');
-    expect((await sRun('false')).exit_code).toBe(1);
-    expect((await sRun('PROMPT_COMMAND="echo replaced"; echo two')).output).toBe('two');
-    expect((await sRun('echo three')).output).toBe('three');
+    await expectHostileBashrcSurvived((command) => manager.execute({ command, session_id: s.id }));
     await manager.closeSession(s.id);
   });
 
   it('works with POSIX sh (dash)', async () => {
     const other = await connectTo(fx, sshd);
     const s = await manager.openSession(other.driver, { kind: 'ssh', shell: '/bin/sh' });
-    const sRun = (command: string) => manager.execute({ command, session_id: s.id });
-    expect((await sRun('echo dash')).output).toBe('dash');
-    expect((await sRun('cd /tmp && false')).exit_code).toBe(1);
-    expect((await sRun('pwd')).output).toBe('/tmp');
-    expect((await sRun('cat <<EOF\nin heredoc\nEOF')).output).toBe('in heredoc');
+    await expectPosixShWorks((command) => manager.execute({ command, session_id: s.id }));
     await manager.closeSession(s.id);
   });
 
@@ -119,11 +103,7 @@ describe('shells and rc files', () => {
     if (!remote.zsh) ctx.skip();
     const other = await connectTo(fx, sshd);
     const s = await manager.openSession(other.driver, { kind: 'ssh', shell: 'zsh' });
-    const sRun = (command: string) => manager.execute({ command, session_id: s.id });
-    expect((await sRun('echo $ZSH_NAME')).output).toBe('zsh');
-    expect((await sRun('(exit 4)')).exit_code).toBe(4);
-    await sRun('cd /tmp; export Z=1');
-    expect((await sRun('echo $PWD $Z')).output).toBe('/tmp 1');
+    await expectZshWorks((command) => manager.execute({ command, session_id: s.id }));
     await manager.closeSession(s.id);
   });
 

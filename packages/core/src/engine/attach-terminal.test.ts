@@ -1,31 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../testing/fake-clock.js';
-import { FakeDriver } from '../testing/fake-driver.js';
+import { createFakeEngine, type FakeEngine, settled } from '../testing/fake-engine.js';
 import type { AuditEntry, CommandPolicy } from './policy-hook.js';
-import { SessionManager, type SessionManagerOptions } from './session-manager.js';
-
-function setup(options: Partial<SessionManagerOptions> = {}) {
-  const clock = new FakeClock();
-  const driver = new FakeDriver({ clock });
-  const manager = new SessionManager({ clock, localDriver: driver, ...options });
-  return { clock, driver, manager };
-}
-
-async function settled<T>(clock: FakeClock, promise: Promise<T>): Promise<T> {
-  let out: { v?: T; e?: unknown; done: boolean } = { done: false };
-  promise.then(
-    (v) => {
-      out = { v, done: true };
-    },
-    (e) => {
-      out = { e, done: true };
-    },
-  );
-  for (let i = 0; i < 100 && !out.done; i++) await clock.advance(100);
-  if (!out.done) throw new Error('did not settle');
-  if ('e' in out) throw out.e;
-  return out.v as T;
-}
 
 const allowAll: CommandPolicy = {
   active: true,
@@ -56,7 +31,7 @@ function viewer() {
 
 describe('SessionManager.attachTerminal', () => {
   it("shows the agent's command as its own text, never conch's typed line or markers, and its output", async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const view = viewer();
     const attachment = manager.attachTerminal('default', view.watcher);
@@ -72,7 +47,7 @@ describe('SessionManager.attachTerminal', () => {
   });
 
   it('types raw keystrokes into the terminal, resizes it and restores the size on detach', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const { cols, rows } = manager.getSession('default');
@@ -89,7 +64,7 @@ describe('SessionManager.attachTerminal', () => {
   });
 
   it('tells the viewer when the shell ends', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const s = await settled(clock, manager.createLocal({ name: 'w' }));
     const view = viewer();
     manager.attachTerminal(s.session_id, view.watcher);
@@ -100,7 +75,10 @@ describe('SessionManager.attachTerminal', () => {
 
   it('under a policy: read-only unless taking over, refused from a conch terminal, take-over audited', async () => {
     const audit: AuditEntry[] = [];
-    const { clock, driver, manager } = setup({ policy: allowAll, audit: { record: (e) => audit.push(e) } });
+    const { clock, driver, manager } = createFakeEngine({
+      policy: allowAll,
+      audit: { record: (e) => audit.push(e) },
+    });
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const before = shell.written.length;
@@ -130,7 +108,7 @@ describe('SessionManager.attachTerminal', () => {
 
   it('a watch-only view refuses keystrokes and counts as a viewer who does not type, policy or not', async () => {
     for (const policy of [undefined, allowAll]) {
-      const { clock, driver, manager } = setup(policy ? { policy } : {});
+      const { clock, driver, manager } = createFakeEngine(policy ? { policy } : {});
       await settled(clock, manager.execute({ command: 'true' }));
       const shell = driver.shells[0]!;
       const before = shell.written.length;
@@ -152,7 +130,7 @@ describe('SessionManager.attachTerminal', () => {
   });
 
   it('without a policy a view from anywhere types', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     expect(manager.attachTerminal('default', viewer().watcher, { fromConchTerminal: true }).input).toBe(true);
   });
@@ -160,7 +138,7 @@ describe('SessionManager.attachTerminal', () => {
 
 describe('SessionManager.followOutput', () => {
   it('gives the output so far, then each new piece as printed, then a last call when the command ends', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('ticker', (c) => {
       c.print('one\r\n');
       c.clock.setTimeout(() => c.print('two\r\n'), 1000);
@@ -189,7 +167,7 @@ describe('SessionManager.followOutput', () => {
 });
 
 /** A fake `cat > FILE` a person can start at the prompt: it keeps what is typed until Ctrl+D. */
-function catInto(driver: ReturnType<typeof setup>['driver'], text: string): { file: () => string } {
+function catInto(driver: FakeEngine['driver'], text: string): { file: () => string } {
   let file = '';
   driver.script(text, (c) => {
     c.setInputWait('blocked_read');
@@ -204,7 +182,7 @@ function catInto(driver: ReturnType<typeof setup>['driver'], text: string): { fi
 
 describe('a person and an agent sharing a session', () => {
   it("the person's program gets only the person's keys; the agent's command runs isolated and says why", async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const notes = catInto(driver, 'cat > notes');
     const view = viewer();
@@ -240,7 +218,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it("a half-typed line stays the person's: the agent's command runs isolated, the line completes unchanged", async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const person = manager.attachTerminal('default', viewer().watcher);
@@ -257,7 +235,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it('holds a person’s keys typed while the agent’s line is being typed, and types them after it', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const person = manager.attachTerminal('default', viewer().watcher);
@@ -271,7 +249,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it('after the person detaches, a program they left running still holds the terminal', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     catInto(driver, 'cat');
     const person = manager.attachTerminal('default', viewer().watcher);
@@ -286,7 +264,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it('type-ahead typed during the agent’s command is waited for: free once the shell is seen reading again', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const person = manager.attachTerminal('default', viewer().watcher);
@@ -306,7 +284,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it('keys typed into a full-screen program leave no unfinished line behind it', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     driver.script('vim', (c) => {
       c.print('\u001b[?1049h\u001b[H~\r\n');
@@ -328,7 +306,7 @@ describe('a person and an agent sharing a session', () => {
 
   it("records the person's line at the prompt as the person's, never what they type into a program", async () => {
     const audit: AuditEntry[] = [];
-    const { clock, driver, manager } = setup({ audit: { record: (e) => audit.push(e) } });
+    const { clock, driver, manager } = createFakeEngine({ audit: { record: (e) => audit.push(e) } });
     await settled(clock, manager.execute({ command: 'true' }));
     catInto(driver, 'read -s pw');
     const person = manager.attachTerminal('default', viewer().watcher);
@@ -349,7 +327,7 @@ describe('a person and an agent sharing a session', () => {
   });
 
   it('tells viewers of each agent command as it starts, typed or isolated', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     catInto(driver, 'cat');
     const starts: unknown[] = [];
@@ -381,7 +359,7 @@ describe('a person and an agent sharing a session', () => {
 
 describe('no ghosts: a typed line that never reached the shell', () => {
   it('is never awaiting_input, and ends saying a program holding the terminal read it', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     // A program conch was not told about takes the terminal and reads it (the race the checks cannot see).
@@ -406,7 +384,7 @@ describe('no ghosts: a typed line that never reached the shell', () => {
   });
 
   it('kill_process before it started signals nothing of the program that holds the terminal', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     shell.setInputListener(() => {});

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ScreenRenderer, ScreenSnapshot } from '../driver.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { FakeDriver } from '../testing/fake-driver.js';
-import { SessionManager } from './session-manager.js';
+import { createFakeEngine, settled } from '../testing/fake-engine.js';
 
 /**
  * A small screen for these tests: it shows the text written since the cursor was last homed (`CSI H`),
@@ -30,28 +28,7 @@ function gridScreen(cols: number, rows: number): ScreenRenderer {
   };
 }
 
-function setup() {
-  const clock = new FakeClock();
-  const driver = new FakeDriver({ clock });
-  const manager = new SessionManager({ clock, localDriver: driver, screen: gridScreen });
-  return { clock, driver, manager };
-}
-
-async function settled<T>(clock: FakeClock, promise: Promise<T>, steps = 100): Promise<T> {
-  let out: { v?: T; e?: unknown; done: boolean } = { done: false };
-  promise.then(
-    (v) => {
-      out = { v, done: true };
-    },
-    (e) => {
-      out = { e, done: true };
-    },
-  );
-  for (let i = 0; i < steps && !out.done; i++) await clock.advance(100);
-  if (!out.done) throw new Error('did not settle');
-  if ('e' in out) throw out.e;
-  return out.v as T;
-}
+const setup = () => createFakeEngine({ screen: gridScreen });
 
 /** Lets pending promise callbacks run without moving the fake clock. */
 async function microtasks(): Promise<void> {

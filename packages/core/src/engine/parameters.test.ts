@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConchError, ErrorCode } from '../errors.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { FakeDriver } from '../testing/fake-driver.js';
+import { createFakeEngine } from '../testing/fake-engine.js';
 import { DEFAULT_ENGINE_DEFAULTS, DEFAULT_LIMITS } from './limits.js';
 import {
   describeRule,
@@ -11,7 +10,6 @@ import {
   parameterRange,
   resolveParameter,
 } from './parameters.js';
-import { SessionManager } from './session-manager.js';
 
 const configured: ParameterContext = {
   limits: { ...DEFAULT_LIMITS, maxTimeoutS: 60, maxOutputChars: 5000 },
@@ -81,12 +79,7 @@ describe('PARAMETER_RULES: one rule per parameter, configured ranges and default
 });
 
 describe('the engine applies the rules once, and says what applied', () => {
-  function setup(context: Partial<ParameterContext> = {}) {
-    const clock = new FakeClock();
-    const driver = new FakeDriver({ clock });
-    const manager = new SessionManager({ clock, localDriver: driver, ...context });
-    return { clock, driver, manager };
-  }
+  const setup = (context: Partial<ParameterContext> = {}) => createFakeEngine(context);
 
   it('a result that returned for silence carries the pause that applied (the configured default, or the given one)', async () => {
     const { clock, driver, manager } = setup({

@@ -1,36 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConchError } from '../errors.js';
-import { FakeClock } from '../testing/fake-clock.js';
-import { FakeDriver } from '../testing/fake-driver.js';
+import { createFakeEngine, settled } from '../testing/fake-engine.js';
 import type { CommandPolicy, PolicyDecision } from './policy-hook.js';
-import { SessionManager, type SessionManagerOptions } from './session-manager.js';
-
-function setup(options: Partial<SessionManagerOptions> = {}) {
-  const clock = new FakeClock();
-  const driver = new FakeDriver({ clock });
-  const manager = new SessionManager({ clock, localDriver: driver, ...options });
-  return { clock, driver, manager };
-}
-
-async function settled<T>(clock: FakeClock, promise: Promise<T>): Promise<T> {
-  let out: { v?: T; e?: unknown; done: boolean } = { done: false };
-  promise.then(
-    (v) => {
-      out = { v, done: true };
-    },
-    (e) => {
-      out = { e, done: true };
-    },
-  );
-  for (let i = 0; i < 100 && !out.done; i++) await clock.advance(100);
-  if (!out.done) throw new Error('did not settle');
-  if ('e' in out) throw out.e;
-  return out.v as T;
-}
 
 describe('SessionManager', () => {
   it('creates the default session on first use, named and id "default"', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     expect(manager.listSessions()).toEqual([]);
     const r = await settled(clock, manager.execute({ command: 'echo hi' }));
     expect(r).toMatchObject({ session_id: 'default', output: 'hi', exit_code: 0 });
@@ -46,7 +21,7 @@ describe('SessionManager', () => {
   });
 
   it('ids have the documented shapes', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const s = await settled(clock, manager.createLocal({ name: 'work' }));
     expect(s.session_id).toMatch(/^s_[a-z2-7]{8}$/);
     expect(s.name).toBe('work');
@@ -55,7 +30,7 @@ describe('SessionManager', () => {
   });
 
   it('a session reference is its id, else its unique name; an ambiguous name names the ids', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const work = await settled(clock, manager.createLocal({ name: 'work' }));
     const r = await settled(clock, manager.execute({ command: 'echo hi', session_id: 'work' }));
     expect(r.session_id).toBe(work.session_id);
@@ -88,7 +63,7 @@ describe('SessionManager', () => {
   });
 
   it('tracks cwd after completed foreground commands, and cwd= runs a cd first', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const cd = await settled(clock, manager.execute({ command: 'cd /srv' }));
     expect(cd.cwd).toBe('/srv');
     const pwd = await settled(clock, manager.execute({ command: 'pwd', cwd: '/etc' }));
@@ -97,7 +72,7 @@ describe('SessionManager', () => {
   });
 
   it('says cwd_changed only when a foreground command changed the cwd', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const cd = await settled(clock, manager.execute({ command: 'cd /srv' }));
     expect(cd).toMatchObject({ cwd: '/srv', cwd_changed: true });
     const again = await settled(clock, manager.execute({ command: 'cd /srv' }));
@@ -110,7 +85,7 @@ describe('SessionManager', () => {
   });
 
   it('caps the output of a call at the engine default of lines as well as characters', async () => {
-    const { clock, driver, manager } = setup({ defaults: { maxOutputLines: 10 } });
+    const { clock, driver, manager } = createFakeEngine({ defaults: { maxOutputLines: 10 } });
     driver.script('seq 1 100', (c) => {
       c.print(Array.from({ length: 100 }, (_, k) => `${k + 1}\r\n`).join(''));
       c.exit(0);
@@ -121,7 +96,7 @@ describe('SessionManager', () => {
   });
 
   it('runs a command isolated when the session shell is busy', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('hold', () => {});
     const held = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 1 }));
     expect(held.status).toBe('partial');
@@ -135,7 +110,7 @@ describe('SessionManager', () => {
   });
 
   it('marks the session closed when its shell exits and recreates only the default session', async () => {
-    const { clock, manager } = setup();
+    const { clock, manager } = createFakeEngine();
     const s = await settled(clock, manager.createLocal());
     const r = await settled(clock, manager.execute({ command: 'exit 3', session_id: s.session_id }));
     expect(r).toMatchObject({ status: 'completed', exit_code: 3, session_ended: true });
@@ -156,7 +131,7 @@ describe('SessionManager', () => {
   });
 
   it('gives the documented errors for unknown ids, finished commands and bad keys', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await expect(manager.readOutput({ command_id: 'c_nope' })).rejects.toMatchObject({
       code: 'COMMAND_NOT_FOUND',
       message: 'Invalid command_id: "c_nope".',
@@ -183,7 +158,7 @@ describe('SessionManager', () => {
   });
 
   it('rejects oversize input and empty commands', async () => {
-    const { manager } = setup({ limits: { maxInputBytes: 1000 } });
+    const { manager } = createFakeEngine({ limits: { maxInputBytes: 1000 } });
     await expect(manager.execute({ command: 'x'.repeat(2000) })).rejects.toMatchObject({
       code: 'LIMIT_REACHED',
     });
@@ -191,7 +166,7 @@ describe('SessionManager', () => {
   });
 
   it('limits sessions and live commands', async () => {
-    const { clock, driver, manager } = setup({ limits: { maxSessions: 2, maxLiveCommands: 2 } });
+    const { clock, driver, manager } = createFakeEngine({ limits: { maxSessions: 2, maxLiveCommands: 2 } });
     await settled(clock, manager.createLocal());
     await settled(clock, manager.createLocal());
     await expect(manager.createLocal()).rejects.toMatchObject({ code: 'LIMIT_REACHED' });
@@ -205,7 +180,7 @@ describe('SessionManager', () => {
   });
 
   it('counts sessions still opening against the limit', async () => {
-    const { clock, manager } = setup({ limits: { maxSessions: 1 } });
+    const { clock, manager } = createFakeEngine({ limits: { maxSessions: 1 } });
     const both = await settled(clock, Promise.allSettled([manager.createLocal(), manager.createLocal()]));
     expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     const rejected = both.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -213,7 +188,7 @@ describe('SessionManager', () => {
   });
 
   it('prunes finished commands after 30 minutes and beyond the newest 200', async () => {
-    const { clock, manager } = setup({ limits: { retainFinished: 3 } });
+    const { clock, manager } = createFakeEngine({ limits: { retainFinished: 3 } });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       ids.push((await settled(clock, manager.execute({ command: `echo ${i}` }))).command_id);
@@ -230,7 +205,7 @@ describe('SessionManager', () => {
   });
 
   it('keeps the commands that ended last, whatever order they started in', async () => {
-    const { clock, manager } = setup({ limits: { retainFinished: 1 } });
+    const { clock, manager } = createFakeEngine({ limits: { retainFinished: 1 } });
     const slow = await settled(clock, manager.execute({ command: 'sleep 5', background: true }));
     const quick = await settled(clock, manager.execute({ command: 'echo quick' }));
     expect(quick.status).toBe('completed');
@@ -243,7 +218,7 @@ describe('SessionManager', () => {
   });
 
   it('masks secret input that a program echoes back', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('echo-back', (c) => {
       c.print('Token: ');
       c.setInputWait('blocked_read');
@@ -264,7 +239,7 @@ describe('SessionManager', () => {
   });
 
   it('lists and filters processes', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('hold', () => {});
     const a = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     await settled(clock, manager.execute({ command: 'echo x' }));
@@ -275,7 +250,7 @@ describe('SessionManager', () => {
   });
 
   it('close_session kills what runs in it and forgets its commands', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     const s = await settled(clock, manager.createLocal());
     driver.script('hold', () => {});
     const fg = await settled(
@@ -315,7 +290,7 @@ describe('SessionManager', () => {
       },
     };
     const audit: unknown[] = [];
-    const { clock, driver, manager } = setup({ policy, audit: { record: (e) => audit.push(e) } });
+    const { clock, driver, manager } = createFakeEngine({ policy, audit: { record: (e) => audit.push(e) } });
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const before = shell.written.length;
@@ -346,7 +321,7 @@ describe('SessionManager', () => {
   });
 
   it('reports a write that times out as WRITE_TIMEOUT without blocking', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('hold', (c) => c.onInput(() => {}));
     const r = await settled(clock, manager.execute({ command: 'hold', pause_timeout: 0 }));
     driver.shells[0]!.stuckWrites = true;
@@ -358,7 +333,7 @@ describe('SessionManager', () => {
   });
 
   it('reports a shell that never becomes ready', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.failOpen = new Error('no such shell');
     await expect(manager.createLocal({ shell: '/nope' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(manager.listSessions()).toEqual([]);
@@ -366,7 +341,7 @@ describe('SessionManager', () => {
   });
 
   it('rejects bad sizes and env names', async () => {
-    const { manager } = setup();
+    const { manager } = createFakeEngine();
     await expect(manager.createLocal({ cols: 5000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(manager.createLocal({ env: { 'BAD-NAME': 'x' } })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
@@ -376,7 +351,7 @@ describe('SessionManager', () => {
 
 describe('markers in output', () => {
   it('ignores forged or echoed markers: another nonce, or another command id', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('forger', (c) => {
       c.print('\x1b]6973;AAAAAAAAAAAAAAAAAAAAAAAA;E;c_whatever;0;/\x07still running\r\n');
       c.clock.setTimeout(() => c.exit(4), 1000);
@@ -391,7 +366,7 @@ describe('markers in output', () => {
 describe('the environment snapshot after a command ends', () => {
   /** The session shell, after a first command; its snapshots held back from now on. */
   async function heldShell() {
-    const env = setup({ defaults: { snapshotWaitMs: 2000 } });
+    const env = createFakeEngine({ defaults: { snapshotWaitMs: 2000 } });
     env.driver.script('export FOO=bar', (c) => c.exit(0));
     await settled(env.clock, env.manager.execute({ command: 'true' }));
     const shell = env.driver.shells[0]!;
@@ -441,7 +416,7 @@ describe('the environment snapshot after a command ends', () => {
   });
 
   it('gives isolated commands the last snapshot written whole, a file the shell is never told to rewrite', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await settled(clock, manager.execute({ command: 'true' }));
     const shell = driver.shells[0]!;
     const envFile = manager.getSession('default').envFile;
@@ -518,7 +493,7 @@ describe('the environment snapshot after a command ends', () => {
 
 describe('input for a command whose line the shell has not read yet', () => {
   it('waits for the shell to read the line (else a Ctrl+C would throw the line away), up to the write deadline', async () => {
-    const { clock, driver, manager } = setup({ defaults: { writeDeadlineMs: 5000 } });
+    const { clock, driver, manager } = createFakeEngine({ defaults: { writeDeadlineMs: 5000 } });
     driver.script('cat', (c) =>
       c.onInput((t) => {
         c.print(t.replace('\r', ''));

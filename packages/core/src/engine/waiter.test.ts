@@ -2,16 +2,9 @@
  * docs/waiting.md, rule by rule, with the fake clock and the fake driver: exact and instant.
  */
 import { describe, expect, it } from 'vitest';
-import { FakeClock } from '../testing/fake-clock.js';
-import { FakeDriver } from '../testing/fake-driver.js';
-import { SessionManager } from './session-manager.js';
-
-function setup() {
-  const clock = new FakeClock();
-  const driver = new FakeDriver({ clock });
-  const manager = new SessionManager({ clock, localDriver: driver });
-  return { clock, driver, manager };
-}
+import type { FakeClock } from '../testing/fake-clock.js';
+import { createFakeEngine } from '../testing/fake-engine.js';
+import type { SessionManager } from './session-manager.js';
 
 /** Tracks a promise so a test can ask whether it has settled yet. */
 function track<T>(promise: Promise<T>) {
@@ -38,7 +31,7 @@ async function started(manager: SessionManager, clock: FakeClock) {
 
 describe('Waiter (docs/waiting.md)', () => {
   it('returns at once when the command exits, with all of its output', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     driver.script('quick', (c) => {
       c.print('one\r\ntwo\r\n');
       c.exit(0);
@@ -56,7 +49,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('silence: a silent command returns by pause_timeout, however small total_timeout is', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('silent', () => {});
     const r = track(manager.execute({ command: 'silent', pause_timeout: 2, total_timeout: 0.5 }));
@@ -73,7 +66,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('raising total_timeout does not lengthen a silent wait', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('silent', () => {});
     const r = track(manager.execute({ command: 'silent', pause_timeout: 1, total_timeout: 3600 }));
@@ -82,7 +75,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('the silence clock restarts at every byte', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('late', (c) => {
       c.clock.setTimeout(() => c.print('x'), 1500);
@@ -95,7 +88,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('total_timeout binds while output streams', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('stream', (c) => {
       let i = 0;
@@ -114,7 +107,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('total_timeout needs output during this call, then returns at its moment', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('once', (c) => {
       c.clock.setTimeout(() => c.print('early\r\n'), 100);
@@ -127,7 +120,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('pause_timeout 0 returns at once with whatever is buffered', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('buffered', (c) => c.print('already here\r\n'));
     const r = track(manager.execute({ command: 'buffered', pause_timeout: 0 }));
@@ -136,7 +129,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('awaiting_input: kernel evidence of a blocked read plus a quiet prompt_settle', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('ask', (c) => {
       c.print('Password: ');
@@ -164,7 +157,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('a prompt-looking line is not a prompt while the program is busy elsewhere', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('fake-prompt', (c) => {
       c.print('Continue? [Y/n] ');
@@ -176,7 +169,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('without kernel evidence (ssh), only certain prompt kinds count', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('yn', (c) => {
       c.print('Continue? [Y/n] ');
@@ -195,7 +188,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('pytest-style "collecting ..." is not a prompt even when quiet', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('pytest', (c) => {
       c.print('collecting ... ');
@@ -207,7 +200,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('until_matched: a regex over output that arrived in this call', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('server', (c) => {
       c.print('booting\r\n');
@@ -227,7 +220,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('cancelled: the call ends, the command keeps running', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('long', () => {});
     const controller = new AbortController();
@@ -240,7 +233,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('sends progress at least every 2 s with the newest line', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('progress', (c) => {
       c.print('step 1\r\n');
@@ -255,7 +248,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('background: returns after the start-up probe with reason background', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('daemon', (c) => c.print('started\r\n'));
     const r = track(manager.execute({ command: 'daemon', background: true }));
@@ -274,7 +267,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('read_output continues where the last call stopped, without duplicates', async () => {
-    const { clock, driver, manager } = setup();
+    const { clock, driver, manager } = createFakeEngine();
     await started(manager, clock);
     driver.script('two-phase', (c) => {
       c.print('first\r\n');
@@ -294,7 +287,7 @@ describe('Waiter (docs/waiting.md)', () => {
   });
 
   it('rejects out-of-range timeouts naming the value and the range', async () => {
-    const { manager } = setup();
+    const { manager } = createFakeEngine();
     for (const bad of [-1, 3601, Number.NaN]) {
       await expect(manager.execute({ command: 'true', pause_timeout: bad })).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',

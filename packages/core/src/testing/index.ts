@@ -1,7 +1,7 @@
 /**
  * Test helpers shipped with the core (`@conch/core/testing`): a fake clock, a fake driver that speaks
- * the shell-integration protocol, the driver conformance suite the real drivers run, and the one helper
- * that waits for a condition in tests of real processes.
+ * the shell-integration protocol, a session manager over both, the driver conformance suite the real
+ * drivers run, the checks of other shells the session tests share, and the one helper that waits for a condition in tests of real processes.
  */
 
 export { MemorySpillStore } from '../output/memory-spill.js';
@@ -15,5 +15,13 @@ export {
   FakeDriver,
   type FakeDriverOptions,
 } from './fake-driver.js';
+export { createFakeEngine, type FakeEngine, settled } from './fake-engine.js';
 export { readToEnd } from './read-to-end.js';
+export {
+  expectHostileBashrcSurvived,
+  expectPosixShWorks,
+  expectZshWorks,
+  HOSTILE_BASHRC,
+  type RunInSession,
+} from './shells.js';
 export { type WaitForOptions, waitFor } from './wait-for.js';
