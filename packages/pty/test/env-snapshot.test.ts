@@ -118,7 +118,7 @@ describe.each(shells)('environment snapshot (%s)', (shell) => {
     const session = manager.getSession(s.session_id);
     // A new session's first command snapshots into slot 1 (slot 0 holds the snapshot of its start-up).
     const slotFile = snapshotFile(session.envFile, 1);
-    const shellPid = session.proc!.pid;
+    const shellPid = session.proc!.pid!;
     // That file is a full pipe: the shell's snapshot blocks in write() until someone reads it.
     execFileSync('mkfifo', ['-m', '600', slotFile]);
     const fd = openSync(slotFile, constants.O_RDWR | constants.O_NONBLOCK);
