@@ -18,7 +18,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { containerTools, createConchServer, SHUTDOWN_DEADLINE_MS, sshTools } from '@conch/mcp';
-import { createConchService, createLogger, type ResolvedConfig } from '@conch/service';
+import {
+  type CliSettings,
+  ConfigError,
+  createConchService,
+  createLogger,
+  type ResolvedConfig,
+  resolveConfig,
+} from '@conch/service';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -32,9 +39,20 @@ import {
 } from './http-guards.js';
 import { HTTP_DEFAULTS, type HttpLimits } from './http-limits.js';
 
-/** The configuration of `conch mcp --http`, loaded with the HTTP door (see program.ts). */
-export { ConfigError, resolveConfig } from '@conch/service';
 export { parseListen };
+
+/**
+ * The configuration of `conch mcp --http` from its flags, loaded with the HTTP door rather than at the
+ * CLI's start (see program.ts); a configuration error comes back as `{ usage }`, its message.
+ */
+export function httpConfig(settings: CliSettings): { config: ResolvedConfig } | { usage: string } {
+  try {
+    return { config: resolveConfig(settings) };
+  } catch (error) {
+    if (error instanceof ConfigError) return { usage: error.message };
+    throw error;
+  }
+}
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {

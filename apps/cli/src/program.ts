@@ -835,20 +835,16 @@ export function buildProgram(
             // The HTTP door and the configuration load with this command, not at start-up (never import the
             // service's index here: as a lazily loaded entry of its own, the bundler would merge the modules the
             // CLI shares with it, the whole engine included, into the file every command loads).
-            const { ConfigError, parseListen, resolveConfig, serveHttp } = await import('./http-server.js');
+            const { httpConfig, parseListen, serveHttp } = await import('./http-server.js');
             try {
               parseListen(http);
             } catch (error) {
               throw usage((error as Error).message);
             }
             const token = tokenFile === undefined ? process.env.CONCH_MCP_TOKEN : readToken(tokenFile);
-            let config: ReturnType<typeof resolveConfig>;
-            try {
-              config = resolveConfig(settings);
-            } catch (error) {
-              if (error instanceof ConfigError) throw usage(error.message);
-              throw error;
-            }
+            const resolved = httpConfig(settings);
+            if ('usage' in resolved) throw usage(resolved.usage);
+            const config = resolved.config;
             return serveHttp({
               listen: http,
               config,

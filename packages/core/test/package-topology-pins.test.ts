@@ -98,7 +98,7 @@ const PACKAGES: Record<string, Pin> = {
   },
   'packages/mcp': {
     name: '@conch/mcp',
-    exports: ['.', './vocabulary', './line-transport'],
+    exports: ['.', './vocabulary', './limits', './line-transport'],
     dependencies: [
       '@conch/core',
       '@conch/delegate',
