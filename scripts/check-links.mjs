@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The repository stands alone: every relative link in a Markdown file points at a file that is in the
 // repository, and no file cites a document users never get (a SPEC or LESSONS file that is not here,
-// or a path outside the checkout). Prints each broken reference and exits 1 when there is one.
+// or a path outside the checkout), and the README links every page under docs/. Prints each broken
+// reference and exits 1 when there is one.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -42,6 +43,12 @@ for (const file of files) {
     else if (!existsSync(absolute)) problems.push(`${file}: broken link: ${target}`);
   }
 }
+
+// Every concept page is reachable from the README's list (one page per concept under docs/).
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+for (const file of files)
+  if (/^docs\/[^/]+\.md$/.test(file) && !readme.includes(`](${file})`))
+    problems.push(`README.md: no link to ${file} (every page under docs/ is listed there)`);
 
 for (const p of problems) process.stderr.write(`${p}\n`);
 process.stdout.write(
