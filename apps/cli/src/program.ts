@@ -248,7 +248,7 @@ export function buildProgram(
   setExit: (code: number) => void,
   only?: (typeof COMMAND_NAMES)[number],
 ): Command {
-  const wants = (name: string) => only === undefined || only === name;
+  const wants = (name: (typeof COMMAND_NAMES)[number]) => only === undefined || only === name;
   const program = new Command('conch')
     .description(
       'Real terminals for AI agents and the people who supervise them: persistent shell sessions kept by a per-user daemon.',
