@@ -32,16 +32,19 @@ export interface DaemonIdentity {
 }
 
 /**
- * Whether `value` is a `conch/status` answer. A plain check rather than a schema: the client commands ask
- * this on every start and load no schema library (zod stays with the daemon, daemon-schemas.ts).
+ * The daemon's identity in a `conch/status` answer (its four fields, nothing else), or undefined when
+ * `value` is not one. A plain check rather than a schema: the client commands ask this on every start and
+ * load no schema library (zod stays with the daemon, daemon-schemas.ts).
  */
-export function isDaemonIdentity(value: unknown): value is DaemonIdentity {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return (
-    Number.isInteger(v.pid) &&
-    typeof v.socket === 'string' &&
-    typeof v.started_at === 'string' &&
-    typeof v.version === 'string'
-  );
+export function daemonIdentityOf(value: unknown): DaemonIdentity | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { pid, socket, started_at, version } = value as Record<string, unknown>;
+  if (
+    !Number.isInteger(pid) ||
+    typeof socket !== 'string' ||
+    typeof started_at !== 'string' ||
+    typeof version !== 'string'
+  )
+    return undefined;
+  return { pid: pid as number, socket, started_at, version };
 }

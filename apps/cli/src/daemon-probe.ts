@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { type DaemonIdentity, isDaemonIdentity } from './daemon-methods.js';
+import { type DaemonIdentity, daemonIdentityOf } from './daemon-methods.js';
 import type { DaemonPaths } from './paths.js';
 
 /** True when something accepts connections on the socket (a live daemon). */
@@ -45,12 +45,7 @@ export function askDaemonIdentity(socketPath: string, timeoutMs = 5000): Promise
         try {
           const message = JSON.parse(line) as { id?: unknown; result?: unknown };
           if (message.id !== 'status') continue;
-          const r = message.result;
-          done(
-            isDaemonIdentity(r)
-              ? { pid: r.pid, socket: r.socket, started_at: r.started_at, version: r.version }
-              : undefined,
-          );
+          done(daemonIdentityOf(message.result));
           return;
         } catch {
           // not an answer of ours
