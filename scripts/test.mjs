@@ -34,6 +34,17 @@ function firstLine(text) {
   return line.length > 300 ? `${line.slice(0, 300)}…` : line;
 }
 
+/**
+ * What a failed test's report says, in one line. vitest 4 reports a test or hook that ran out of time
+ * with the stack of its placeholder error, whose first line is `Error: STACK_TRACE_ERROR`: that is named.
+ */
+function failureLine(test) {
+  const line = firstLine(test.failureMessages?.[0]);
+  if (!line.includes('STACK_TRACE_ERROR')) return line;
+  const ms = Math.round(test.duration ?? 0);
+  return `timed out (a test or hook ran past its timeout; the test took ${ms} ms)`;
+}
+
 /** Runs vitest with `args` (and `env` added); returns its exit status and its counts. */
 function vitest(name, args, env = {}) {
   const report = join(root, `.vitest-report${name}.json`);
@@ -72,9 +83,7 @@ function vitest(name, args, env = {}) {
     }
     for (const test of file.assertionResults ?? [])
       if (test.status === 'failed')
-        counts.failures.push(
-          `${where} > ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`,
-        );
+        counts.failures.push(`${where} > ${test.fullName ?? test.title}: ${failureLine(test)}`);
   }
   return counts;
 }

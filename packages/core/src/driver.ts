@@ -95,8 +95,12 @@ export interface TerminalProcess {
   write(data: string | Uint8Array, deadlineMs: number): Promise<void>;
   /** Changes the terminal size. A no-op after exit. */
   resize(cols: number, rows: number): void;
-  /** Sends a signal to the process group of the terminal's foreground job (like a keypress would). */
-  signal(signal: string): void;
+  /**
+   * Sends a signal to the process group of the terminal's foreground job (like a keypress would).
+   * Resolves once it is sent (on a remote host: once the host sent it); never rejects. A caller that goes
+   * on typing awaits it, so that the signal cannot arrive in the middle of what it types next.
+   */
+  signal(signal: string): Promise<void>;
   /**
    * Kills the whole tree: the process group, every descendant, and escaped descendants carrying
    * `CONCH_COMMAND_ID=commandId` (or `CONCH_SESSION_ID=sessionId`) in their environment (when the host

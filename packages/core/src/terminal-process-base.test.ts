@@ -35,7 +35,7 @@ class Terminal extends TerminalProcessBase {
     });
   }
   override resize(): void {}
-  override signal(): void {}
+  override async signal(): Promise<void> {}
   override async kill(): Promise<KillReport> {
     return { result: 'already_exited', survivors: [] };
   }

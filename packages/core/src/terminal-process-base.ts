@@ -147,7 +147,7 @@ export abstract class TerminalProcessBase implements TerminalProcess {
   }
 
   abstract resize(cols: number, rows: number): void;
-  abstract signal(signal: string): void;
+  abstract signal(signal: string): Promise<void>;
   abstract kill(options: TreeKillOptions): Promise<KillReport>;
 
   /**

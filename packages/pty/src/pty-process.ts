@@ -246,16 +246,14 @@ export class PtyProcess extends TerminalProcessBase {
     }
   }
 
-  override signal(signal: string): void {
-    void this.foregroundGroup().then((group) => {
-      const target = group ?? this.pid;
-      if (target === undefined) return;
-      try {
-        process.kill(-target, signal as NodeJS.Signals);
-      } catch {
-        // gone
-      }
-    });
+  override async signal(signal: string): Promise<void> {
+    const target = (await this.foregroundGroup().catch(() => undefined)) ?? this.pid;
+    if (target === undefined) return;
+    try {
+      process.kill(-target, signal as NodeJS.Signals);
+    } catch {
+      // gone
+    }
   }
 
   override kill(options: TreeKillOptions): Promise<KillReport> {

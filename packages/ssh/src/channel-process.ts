@@ -86,13 +86,13 @@ export class SshChannelProcess extends HostTerminalProcess {
   }
 
   /** The SSH signal request (OpenSSH refuses it for root logins), plus the key for INT. */
-  protected override signalDirectly(name: string): void {
+  protected override signalDirectly(name: string): Promise<void> {
     try {
       this.channel.signal(name.slice(3));
     } catch {
       // closed
     }
-    super.signalDirectly(name);
+    return super.signalDirectly(name);
   }
 
   /**

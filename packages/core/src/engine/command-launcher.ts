@@ -16,6 +16,12 @@ import { type Session, signalFromStatus } from './session.js';
 import { TerminalStream } from './terminal-stream.js';
 import { endOnlyWait, waitForCommand } from './waiter.js';
 
+/**
+ * How long kill_process lets the shell report the end of the job it killed before interrupting the shell
+ * itself (ms): the shell reaps its job and reports within moments, unless it goes on with a loop or list.
+ */
+const SHELL_REPORTS_END_MS = 300;
+
 /** What the launcher is built from. */
 export interface CommandLauncherOptions {
   clock: Clock;
@@ -53,11 +59,14 @@ export class CommandLauncher {
         const report: KillReport = proc.killJob
           ? await proc.killJob({ signal, graceMs, commandId: id })
           : { result: 'killed', survivors: [] };
-        // The shell itself may go on with the rest of a loop or list after its job died: interrupt it
-        // like Ctrl+C would (as a signal, so a terminal left in raw mode cannot swallow it), until it
-        // reports the command's end.
+        // The shell reports its job's end on its own, moments after the job died. Only a shell that goes
+        // on with the rest of a loop or list is interrupted, like Ctrl+C would (as a signal, so a terminal
+        // left in raw mode cannot swallow it), until it reports the command's end. A shell that already
+        // reported it is never signalled: a late SIGINT would interrupt whatever is typed into it next,
+        // and so each signal is awaited, not sent on its way.
+        if (proc.killJob) await waitForCommand(command, endOnlyWait(SHELL_REPORTS_END_MS), clock);
         for (let attempt = 0; attempt < 3 && !command.ended && session.proc; attempt++) {
-          session.proc.signal('SIGINT');
+          await session.proc.signal('SIGINT');
           await waitForCommand(command, endOnlyWait(700), clock);
         }
         return report;

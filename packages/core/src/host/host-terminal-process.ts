@@ -203,30 +203,30 @@ export abstract class HostTerminalProcess extends TerminalProcessBase {
     this.resolveStart({ ok: false, reason: 'closed' });
   }
 
-  override signal(signal: string): void {
+  override async signal(signal: string): Promise<void> {
     if (this.hasExited || this.disposed) return;
     const name = normalizeSignal(signal);
     if (!name) return;
     const pid = this.hostPid;
     if (pid === undefined || this.host.lost) {
-      this.signalDirectly(name);
+      await this.signalDirectly(name);
       return;
     }
-    void this.host.scripts.signalForeground(pid, name).catch(() => this.pressSignalKey(name));
+    await this.host.scripts.signalForeground(pid, name).catch(() => this.pressSignalKey(name));
   }
 
   /**
    * Signals without a host script (no PID known, or the host is gone): the key press for INT, QUIT and
    * TSTP. A driver with a way of its own (SSH's signal request) adds it.
    */
-  protected signalDirectly(name: string): void {
-    this.pressSignalKey(name);
+  protected signalDirectly(name: string): Promise<void> {
+    return this.pressSignalKey(name);
   }
 
   /** Types the key that makes the terminal send `name` (INT, QUIT, TSTP); nothing for other signals. */
-  protected pressSignalKey(name: string): void {
+  protected async pressSignalKey(name: string): Promise<void> {
     const key = SIGNAL_KEYS[name];
-    if (key) void this.write(key, 1000).catch(() => {});
+    if (key) await this.write(key, 1000).catch(() => {});
   }
 
   override kill(options: TreeKillOptions): Promise<KillReport> {

@@ -853,6 +853,21 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         expect((await run('echo shell-still-here')).output).toBe('shell-still-here');
       });
 
+      it('a command typed right after kill_process returns runs whole (nothing of the kill reaches it)', async () => {
+        for (let round = 0; round < 3; round++) {
+          const r = await run('sleep 300', { pause_timeout: 0.2 });
+          expect(r.status).toBe('partial');
+          expect((await manager.killProcess({ command_id: r.command_id, grace_s: 1 })).result).toBe('killed');
+          const next = await run(`echo round-${round}`);
+          expect(next, `round ${round}`).toMatchObject({
+            status: 'completed',
+            output: `round-${round}`,
+            exit_code: 0,
+          });
+          expect(next.isolated).toBeUndefined();
+        }
+      });
+
       it('kill_process on a shell loop ends the loop and frees the session', async () => {
         const r = await run('while true; do echo loop; sleep 0.2; done', { total_timeout: 0.5 });
         expect(r.status).toBe('partial');

@@ -33,6 +33,11 @@ export interface FakeCommandContext {
   exit(status: number, cwd?: string): void;
   /** Receives what is typed into the terminal while the command runs. */
   onInput(listener: (data: string) => void): void;
+  /**
+   * Receives the signals sent to the command while it runs (`killJob`'s and `signal`'s). Without a listener
+   * a command ends when its job is killed, as a real program would, and ignores `signal`.
+   */
+  onSignal(listener: (signal: string) => void): void;
   /** Sets what `inputWaitEvidence` reports while the command runs. */
   setInputWait(evidence: InputWaitEvidence): void;
   /** Ends the whole shell (like `exit` in a real shell). */
@@ -98,6 +103,12 @@ class FakeProcess extends TerminalProcessBase {
   /** Called with each write when no command is running (the shell's line editor). */
   lineHandler: ((data: string) => void) | undefined;
   killed: string[] = [];
+  /** How long `signal` takes to arrive on the fake clock (ms), as over a remote host's round trip. */
+  signalDelayMs = 0;
+  /** The running command's signal listener (see {@link FakeCommandContext.onSignal}). */
+  signalListener: ((signal: string) => void) | undefined;
+  /** The running command's end, for a job kill without a signal listener. */
+  jobEnd: ((signal: string) => void) | undefined;
   /** When true, writes are never taken: they time out at their deadline on the fake clock. */
   stuckWrites = false;
   foreground: string | undefined;
@@ -170,8 +181,20 @@ class FakeProcess extends TerminalProcessBase {
 
   override resize(): void {}
 
-  override signal(signal: string): void {
+  override async signal(signal: string): Promise<void> {
+    if (this.signalDelayMs > 0) {
+      await new Promise<void>((resolve) => this.clock.setTimeout(resolve, this.signalDelayMs));
+    }
     this.killed.push(signal);
+    this.signalListener?.(signal);
+  }
+
+  /** Kills the running command's job (not the shell): its signal listener decides, else it ends. */
+  async killJob(options: { signal: string }): Promise<KillReport> {
+    this.killed.push(options.signal);
+    if (this.signalListener) this.signalListener(options.signal);
+    else this.jobEnd?.(options.signal);
+    return { result: 'killed', survivors: [] };
   }
 
   override async kill(options: { signal: string }): Promise<KillReport> {
@@ -351,9 +374,14 @@ export class FakeDriver implements Driver {
       exit: (status, newCwd) => {
         if (finished) return;
         finished = true;
+        proc.signalListener = undefined;
+        proc.jobEnd = undefined;
         done(status, newCwd);
       },
       onInput: (listener) => proc.setInputListener(listener),
+      onSignal: (listener) => {
+        proc.signalListener = listener;
+      },
       setInputWait: (evidence) => {
         proc.evidence = evidence;
       },
@@ -362,6 +390,8 @@ export class FakeDriver implements Driver {
         proc.finish({ exitCode: status, signal: null });
       },
     };
+    proc.signalListener = undefined;
+    proc.jobEnd = (signal) => ctx.exit(128 + (SIGNAL_NUMBERS[signal] ?? 15));
     const script = this.scripts[text] ?? builtin(text);
     script(ctx);
   }
@@ -384,6 +414,9 @@ export class FakeDriver implements Driver {
     for (const p of this.processes) p.finish({ exitCode: null, signal: 'SIGKILL' });
   }
 }
+
+/** The numbers of the signals a fake job is killed with (its status is 128 + the number). */
+const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 /** The fake shell's built-in commands: echo, printf-less basics, true/false, exit, cd, pwd, sleep. */
 function builtin(text: string): FakeCommand {

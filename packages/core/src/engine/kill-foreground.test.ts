@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { createFakeEngine, settled } from '../testing/fake-engine.js';
+
+/**
+ * kill_process on a command typed into the session's shell: the job is killed, and the shell itself is
+ * interrupted only when it goes on without reporting the command's end (a loop). A signal that reaches
+ * the shell after it reported the end would interrupt the next command typed into it.
+ */
+describe('kill_process on a foreground command', () => {
+  it('does not interrupt a shell that reports the end of its killed job by itself', async () => {
+    const { clock, driver, manager } = createFakeEngine();
+    // A job that dies of its signal; the shell reaps it and reports a moment later, as a real one does.
+    driver.script('serve', (c) => {
+      c.onSignal((signal) => c.clock.setTimeout(() => c.exit(signal === 'SIGTERM' ? 143 : 130), 20));
+    });
+    const r = await settled(clock, manager.execute({ command: 'serve', pause_timeout: 0.5 }));
+    expect(r).toMatchObject({ status: 'partial', state: 'running' });
+    const shell = driver.shells[0]!;
+    // A signal from kill_process takes a while to be sent, as over a remote host's round trip.
+    shell.signalDelayMs = 50;
+    const killed = await settled(clock, manager.killProcess({ command_id: r.command_id }));
+    expect(killed).toMatchObject({ result: 'killed' });
+    expect(shell.killed).toEqual(['SIGTERM']);
+    // Nothing of the kill is still on its way to the shell: the next command runs whole.
+    const next = await settled(clock, manager.execute({ command: 'echo after' }));
+    await clock.advance(1000);
+    expect(shell.killed).toEqual(['SIGTERM']);
+    expect(next).toMatchObject({ status: 'completed', output: 'after', exit_code: 0 });
+  });
+
+  it('interrupts a shell that goes on after its job died, and has sent that signal when it returns', async () => {
+    const { clock, driver, manager } = createFakeEngine();
+    // A loop: its job's death does not end it; Ctrl+C (SIGINT to the shell) does.
+    driver.script('loop', (c) => {
+      c.onSignal((signal) => {
+        if (signal === 'SIGINT') c.exit(130);
+      });
+    });
+    const r = await settled(clock, manager.execute({ command: 'loop', pause_timeout: 0.5 }));
+    const shell = driver.shells[0]!;
+    shell.signalDelayMs = 50;
+    const killed = await settled(clock, manager.killProcess({ command_id: r.command_id }));
+    expect(killed).toMatchObject({ result: 'killed' });
+    expect(shell.killed).toEqual(['SIGTERM', 'SIGINT']);
+    const next = await settled(clock, manager.execute({ command: 'echo after' }));
+    expect(next).toMatchObject({ status: 'completed', output: 'after', exit_code: 0 });
+    expect(shell.killed).toEqual(['SIGTERM', 'SIGINT']);
+  });
+});
