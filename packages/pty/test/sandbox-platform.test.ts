@@ -2,10 +2,13 @@
  * Which sandbox each platform gets and when the host cannot sandbox (docs/sandbox.md "Platforms"): the
  * decisions are pure functions of what the host reports, so macOS's are checked here with the facts a Mac
  * gives; the macOS workflow runs the real `sandbox-exec` (sandbox-seatbelt-session.test.ts). Also the
- * pieces of the macOS sandbox that run anywhere: the proxy on 127.0.0.1 and the program found at depth 0.
+ * pieces of the sandbox that run anywhere: the proxy on 127.0.0.1 (macOS) and how a program is found under
+ * the terminal's process.
  */
+import { spawn } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { processFacts } from '@conch/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   SANDBOX_EXEC,
@@ -31,8 +34,8 @@ describe('the sandbox of each platform', () => {
     expect(problem.hint).toContain('without a sandbox');
   });
 
-  it.runIf(process.platform === 'linux')('gives bubblewrap tools on this Linux host', () => {
-    expect(sandboxTools(false)).toMatchObject({ kind: 'bubblewrap' });
+  it.runIf(process.platform === 'linux')('gives bubblewrap tools on this Linux host', async () => {
+    expect(await sandboxTools(false)).toMatchObject({ kind: 'bubblewrap' });
   });
 });
 
@@ -122,9 +125,17 @@ describe('the host proxy on 127.0.0.1 (macOS host lists)', () => {
 });
 
 describe('the program of a sandboxed terminal', () => {
-  it('is the terminal’s own process at depth 0 (sandbox-exec became it), found without waiting', async () => {
-    expect(await locateProgram(process.pid, 0, () => true, 0)).toBe(process.pid);
-    // At depth 2 (bubblewrap) it is looked for among the children, which takes time it is not given here.
-    expect(await locateProgram(process.pid, 2, () => false, 0)).toBeUndefined();
+  it('is the child of the terminal’s process at depth 1 (nsenter), and not found when not given time', async () => {
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    try {
+      const found = await locateProgram(process.pid, 1, () => false);
+      expect(found).toBeDefined();
+      expect((await processFacts().process(found as number))?.ppid).toBe(process.pid);
+      // At depth 2 (bubblewrap) it is the grandchild: sleep has none, and no time is given to wait for one.
+      expect(await locateProgram(process.pid, 2, () => false, 0)).toBeUndefined();
+    } finally {
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
   });
 });

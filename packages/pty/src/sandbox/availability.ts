@@ -7,7 +7,7 @@
  * gave it.
  */
 
-import { spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { ConchError, ErrorCode } from '@conch/core';
 import { findExecutable } from '../find-executable.js';
@@ -109,11 +109,11 @@ function unavailable(message: string, hint: string): ConchError {
 const proven = new Set<string>();
 
 /**
- * The tools a sandboxed process needs on this platform, checked (see the module doc); throws
+ * The tools a sandboxed process needs on this platform, checked (see the module doc); rejects with
  * `SANDBOX_UNAVAILABLE` when the host cannot sandbox. `needsProxy`: the network is a host list (on
  * Linux, socat relays the proxy).
  */
-export function sandboxTools(needsProxy: boolean): SandboxTools {
+export async function sandboxTools(needsProxy: boolean): Promise<SandboxTools> {
   const kind = sandboxPlatform();
   if (kind === 'bubblewrap') return bubblewrapTools(needsProxy);
   if (kind === 'seatbelt') return seatbeltTools();
@@ -121,18 +121,26 @@ export function sandboxTools(needsProxy: boolean): SandboxTools {
   throw unavailable(problem.message, problem.hint);
 }
 
-/** What a run of a probe said and how it ended. */
-function runProbe(file: string, args: readonly string[]): ProbeOutcome {
-  const probe = spawnSync(file, args, {
-    encoding: 'utf8',
-    timeout: 10_000,
-    stdio: ['ignore', 'pipe', 'pipe'],
+/**
+ * What a run of a probe said and how it ended. Asynchronous: a server goes on serving its other sessions
+ * while a probe runs (at most {@link PROBE_TIMEOUT_MS}).
+ */
+function runProbe(file: string, args: readonly string[]): Promise<ProbeOutcome> {
+  return new Promise((resolve) => {
+    execFile(file, args, { encoding: 'utf8', timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      const status = error === null ? 0 : typeof code === 'number' ? code : null;
+      // A failure to start or a timeout says so; an exit status alone is in `status`.
+      const failure = error !== null && status === null ? String(error) : '';
+      resolve({ status, said: `${stderr ?? ''}${failure}`.trim() });
+    });
   });
-  const said = `${probe.stderr ?? ''}${probe.error ? String(probe.error) : ''}`.trim();
-  return { status: probe.status, said };
 }
 
-function seatbeltTools(): SeatbeltTools {
+/** How long a probe may run (ms). */
+const PROBE_TIMEOUT_MS = 10_000;
+
+async function seatbeltTools(): Promise<SeatbeltTools> {
   let installed = true;
   try {
     accessSync(SANDBOX_EXEC, constants.X_OK);
@@ -142,7 +150,7 @@ function seatbeltTools(): SeatbeltTools {
   const tools: SeatbeltTools = { kind: 'seatbelt', sandboxExec: SANDBOX_EXEC };
   if (installed && proven.has(SANDBOX_EXEC)) return tools;
   const probe = installed
-    ? runProbe(SANDBOX_EXEC, ['-p', SEATBELT_PROBE_PROFILE, '/usr/bin/true'])
+    ? await runProbe(SANDBOX_EXEC, ['-p', SEATBELT_PROBE_PROFILE, '/usr/bin/true'])
     : undefined;
   const problem = seatbeltProblem(installed, probe);
   if (problem) throw unavailable(problem.message, problem.hint);
@@ -155,8 +163,8 @@ function seatbeltTools(): SeatbeltTools {
  * `sandbox-exec` replaces itself with the program, so a profile it refuses would otherwise show only as
  * a shell that ended at once. Throws `SANDBOX_UNAVAILABLE` with what sandbox-exec said.
  */
-export function proveSeatbeltProfile(tools: SeatbeltTools, profile: SeatbeltProfile): void {
-  const probe = runProbe(tools.sandboxExec, seatbeltCommandLine(profile, '/usr/bin/true', []));
+export async function proveSeatbeltProfile(tools: SeatbeltTools, profile: SeatbeltProfile): Promise<void> {
+  const probe = await runProbe(tools.sandboxExec, seatbeltCommandLine(profile, '/usr/bin/true', []));
   if (probe.status === 0) return;
   throw unavailable(
     `Cannot sandbox: sandbox-exec refused the session's profile (${probe.said || `exit ${probe.status}`}).`,
@@ -164,7 +172,7 @@ export function proveSeatbeltProfile(tools: SeatbeltTools, profile: SeatbeltProf
   );
 }
 
-function bubblewrapTools(needsProxy: boolean): BubblewrapTools {
+async function bubblewrapTools(needsProxy: boolean): Promise<BubblewrapTools> {
   const bwrap = findExecutable('bwrap');
   if (bwrap === undefined) {
     throw unavailable('Cannot sandbox: bubblewrap (bwrap) is not installed or not on PATH.', INSTALL_BWRAP);
@@ -189,7 +197,7 @@ function bubblewrapTools(needsProxy: boolean): BubblewrapTools {
   }
   const key = `${bwrap}\0${env}`;
   if (proven.has(key)) return tools;
-  const probe = runProbe(env, [...sandboxBase(bwrap, true), '--', ...restoredSignals('true', [])]);
+  const probe = await runProbe(env, [...sandboxBase(bwrap, true), '--', ...restoredSignals('true', [])]);
   if (probe.status !== 0) {
     const said = probe.said;
     const namespaces = /namespace|uid map|setting up|permission denied|operation not permitted/i.test(said);

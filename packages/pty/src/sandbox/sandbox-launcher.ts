@@ -82,7 +82,7 @@ export class SandboxLauncher {
     join: boolean,
   ): Promise<SandboxedSpawn> {
     const hosts = Array.isArray(launch.rules.network) ? launch.rules.network : undefined;
-    const tools = sandboxTools(hosts !== undefined);
+    const tools = await sandboxTools(hosts !== undefined);
     const box = await this.box(launch, hosts, tools);
     box.users++;
     let released = false;
@@ -96,7 +96,7 @@ export class SandboxLauncher {
     };
     try {
       if (tools.kind === 'seatbelt') {
-        const seatbelt = this.profileOf(launch, box, tools);
+        const seatbelt = await this.profileOf(launch, box, tools);
         const argv = seatbeltCommandLine(seatbelt.profile, program, args);
         return { file: tools.sandboxExec, args: argv, env: seatbelt.env, release, depth: 0, isShell };
       }
@@ -142,7 +142,11 @@ export class SandboxLauncher {
   }
 
   /** The session's Seatbelt profile and environment, built and proven on the first process. */
-  private profileOf(launch: SandboxLaunch, box: Box, tools: SeatbeltTools): NonNullable<Box['seatbelt']> {
+  private async profileOf(
+    launch: SandboxLaunch,
+    box: Box,
+    tools: SeatbeltTools,
+  ): Promise<NonNullable<Box['seatbelt']>> {
     if (box.seatbelt) return box.seatbelt;
     const plan = {
       launch,
@@ -151,7 +155,7 @@ export class SandboxLauncher {
       ...(box.loopback === undefined ? {} : { proxyPort: box.loopback.port }),
     };
     const profile = seatbeltProfile(plan);
-    proveSeatbeltProfile(tools, profile);
+    await proveSeatbeltProfile(tools, profile);
     box.seatbelt = { profile, env: seatbeltEnvironment(plan) };
     return box.seatbelt;
   }
@@ -196,19 +200,18 @@ async function childrenOf(pid: number): Promise<number[]> {
 }
 
 /**
- * The host pid of the program a sandboxed terminal runs: the child of bubblewrap's init (the child of
- * the terminal's own process, `terminalPid`), or for a process that joined a sandbox (`depth` 1), the
- * child of nsenter (the terminal's own process), or with Seatbelt (`depth` 0) the terminal's own process,
- * at once. Waits up to `limitMs` for bubblewrap to start it; undefined when `gone()` says the terminal
- * ended first, or the limit passed.
+ * The host pid of the program a bubblewrap-sandboxed terminal runs: the child of bubblewrap's init (the
+ * child of the terminal's own process, `terminalPid`), or for a process that joined a sandbox (`depth` 1),
+ * the child of nsenter (the terminal's own process). (With Seatbelt, depth 0, the terminal's own process
+ * is the program: there is nothing to look for.) Waits up to `limitMs` for bubblewrap to start it;
+ * undefined when `gone()` says the terminal ended first, or the limit passed.
  */
 export async function locateProgram(
   terminalPid: number,
-  depth: SandboxDepth,
+  depth: Exclude<SandboxDepth, 0>,
   gone: () => boolean,
   limitMs = 10_000,
 ): Promise<number | undefined> {
-  if (depth === 0) return terminalPid;
   const deadline = Date.now() + limitMs;
   let wait = 0;
   while (!gone() && Date.now() < deadline) {
