@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveSandboxRules, type SandboxRules } from '@conch/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalPath } from '../src/sandbox/canonical-path.js';
 import {
-  canonicalPath,
   type SeatbeltProfile,
   seatbeltCommandLine,
   seatbeltEnvironment,

@@ -12,8 +12,9 @@
  * pushing input into it (TIOCSTI) reaches nobody outside.
  */
 
-import { realpathSync, statSync } from 'node:fs';
-import { isWithin, normalizePath, type SandboxLaunch } from '@conch/core';
+import { statSync } from 'node:fs';
+import { isWithin, type SandboxLaunch } from '@conch/core';
+import { canonicalPath } from './canonical-path.js';
 import { proxyEnvironment } from './proxy-env.js';
 
 /** Signals the bubblewrap processes outside the program ignore, and the program gets back (see below). */
@@ -44,15 +45,6 @@ export interface BwrapPlan {
 }
 
 type Mount = { path: string; order: number; args: string[] };
-
-/** The path with symbolic links resolved (a mount lands on the link's target), or as it is when missing. */
-function real(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return normalizePath(path);
-  }
-}
 
 /** Whether `path` exists, and as a directory. */
 function kindOf(path: string): 'dir' | 'file' | undefined {
@@ -117,7 +109,7 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
   const add = (path: string, order: number, ...args: string[]) => mounts.push({ path, order, args });
   add('/tmp', 0, '--bind', plan.tmpDir, '/tmp');
   const hidden: string[] = [];
-  for (const path of [...rules.deny_read, ...plan.hide].map(real)) {
+  for (const path of [...rules.deny_read, ...plan.hide].map(canonicalPath)) {
     const kind = kindOf(path);
     if (kind === 'dir') {
       add(path, 2, '--tmpfs', path);
@@ -126,12 +118,12 @@ export function bwrapCommandLine(plan: BwrapPlan): string[] {
       add(path, 2, '--ro-bind', '/dev/null', path);
     }
   }
-  for (const path of [...rules.write, plan.launch.privateDir].map(real)) {
+  for (const path of [...rules.write, plan.launch.privateDir].map(canonicalPath)) {
     if (kindOf(path) !== undefined) add(path, 1, '--bind', path, path);
   }
-  const cwd = real(plan.cwd);
+  const cwd = canonicalPath(plan.cwd);
   // The working directory stays visible where the private /tmp would cover it (never where it is hidden).
-  const covered = [...rules.write, ...rules.deny_read, ...plan.hide].map(real);
+  const covered = [...rules.write, ...rules.deny_read, ...plan.hide].map(canonicalPath);
   if (!covered.some((p) => isWithin(cwd, p)) && kindOf(cwd) === 'dir') {
     add(cwd, 1, '--ro-bind', cwd, cwd);
   }

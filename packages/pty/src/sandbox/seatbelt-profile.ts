@@ -21,9 +21,9 @@
  * path a file really has; a hidden path is also hidden under the spelling it was given.
  */
 
-import { realpathSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { dirname } from 'node:path';
 import { isWithin, normalizePath, type SandboxLaunch } from '@conch/core';
+import { canonicalPath } from './canonical-path.js';
 import { proxyEnvironment } from './proxy-env.js';
 
 /** What the profile is built from besides the session's rules. */
@@ -44,22 +44,6 @@ export interface SeatbeltProfile {
   profile: string;
   /** `-D` parameters: name → canonical path. */
   params: Record<string, string>;
-}
-
-/**
- * The path as the file system knows it: symbolic links resolved in its longest existing part (a missing
- * path under `/tmp` is under `/private/tmp`), normalised.
- */
-export function canonicalPath(path: string): string {
-  const normal = normalizePath(path);
-  try {
-    return realpathSync(normal);
-  } catch {
-    const parent = dirname(normal);
-    if (parent === normal) return normal;
-    const base = canonicalPath(parent);
-    return base === '/' ? `/${basename(normal)}` : `${base}/${basename(normal)}`;
-  }
 }
 
 /** Mach services ordinary programs look up (user and group names, logging, preferences, notifications). */
