@@ -36,11 +36,69 @@ export const EXTERNAL = ['@lydell/node-pty', 'ssh2'];
 const CHUNK_PREFIX = 'chunk-';
 
 /**
- * CommonJS modules inside an ES module bundle call `require` for Node's built-ins (commander needs
- * `events`, `child_process`…): give every output file a real one.
+ * Node's built-ins are required, not imported: an ES import of a built-in builds a module facade of all its
+ * exports, which runs every lazy getter (`import … from 'node:fs'` loads the streams) before the command
+ * does anything; `require` hands over the same object without. `node:module`, which gives `createRequire`,
+ * stays an import. (Bundled CommonJS code reaches built-ins through rolldown's own `__require`.)
  */
-const REQUIRE_SHIM =
-  "import { createRequire as __conchCreateRequire } from 'node:module'; const require = __conchCreateRequire(import.meta.url);";
+const BUILTIN_IMPORT =
+  /^import\s+(?:([\w$]+)\s*(?:,\s*)?)?(?:\*\s+as\s+([\w$]+)\s*)?(?:\{([^}]*)\}\s*)?from\s*"(node:[\w/]+)";?[ \t]*$/gm;
+const BUILTIN_REQUIRE = '__conchBuiltin';
+const BUILTIN_REQUIRE_SHIM = `import { createRequire as __conchBuiltinRequire } from "node:module";\nconst ${BUILTIN_REQUIRE} = __conchBuiltinRequire(import.meta.url);\n`;
+
+/**
+ * `code` with its imports of Node built-ins other than `node:module` turned into `require`s (see
+ * {@link BUILTIN_IMPORT}). Throws when an import of a built-in is left in a shape this does not know.
+ */
+export function requireBuiltins(code, fileName) {
+  let changed = false;
+  const out = code.replace(BUILTIN_IMPORT, (statement, defaultName, namespace, named, specifier) => {
+    if (specifier === 'node:module') return statement;
+    changed = true;
+    const call = `${BUILTIN_REQUIRE}(${JSON.stringify(specifier)})`;
+    const lines = [];
+    for (const name of [defaultName, namespace]) if (name) lines.push(`const ${name} = ${call};`);
+    const bindings = (named ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean)
+      .map((b) => b.replace(/^([\w$]+)\s+as\s+([\w$]+)$/, '$1: $2'));
+    if (bindings.length > 0) lines.push(`const { ${bindings.join(', ')} } = ${call};`);
+    return lines.join(' ');
+  });
+  for (const match of out.matchAll(/^import\b[^;]*?["']([^"']+)["'];?[ \t]*$/gm)) {
+    const specifier = match[1];
+    if (specifier === 'node:module') continue;
+    if (specifier.startsWith('node:') || builtinModules.includes(specifier)) {
+      throw new Error(`${fileName}: an import of a built-in is left as an import: ${match[0]}`);
+    }
+  }
+  if (!changed) return out;
+  // After the shebang, if any; imports are hoisted, and the consts come before any code of the file.
+  const shebang = /^#!.*\n/.exec(out)?.[0] ?? '';
+  return `${shebang}${BUILTIN_REQUIRE_SHIM}${out.slice(shebang.length)}`;
+}
+
+/**
+ * Fails when output files import each other in a cycle: a file's built-ins are bound when its own code
+ * runs (see {@link requireBuiltins}), so no file may run code of another before that file's code has run.
+ */
+function assertNoChunkCycle(output) {
+  const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
+  const state = new Map();
+  const visit = (name, path) => {
+    state.set(name, 'open');
+    for (const next of chunks.get(name)?.imports ?? []) {
+      if (!chunks.has(next)) continue;
+      if (state.get(next) === 'open') {
+        throw new Error(`bundle: files import each other: ${[...path, name, next].join(' → ')}`);
+      }
+      if (!state.has(next)) visit(next, [...path, name]);
+    }
+    state.set(name, 'done');
+  };
+  for (const name of chunks.keys()) if (!state.has(name)) visit(name, []);
+}
 
 /** The package name of an import specifier (`@scope/name/sub` → `@scope/name`). */
 function packageOf(specifier) {
@@ -136,7 +194,8 @@ export async function bundleBins(appDir) {
     platform: 'node',
     external: isExternal,
     resolve: { conditionNames: ['conch-source', 'node', 'import', 'default'] },
-    transform: { target: 'node20' },
+    // The app's version, so that a bin reads no package.json to say it (apps/cli/src/version.ts).
+    transform: { target: 'node20', define: { __CONCH_PACKAGE_VERSION__: JSON.stringify(manifest.version) } },
     // The bins export nothing; other chunks may import from an entry (the start-up group needs that).
     preserveEntrySignatures: 'allow-extension',
     logLevel: 'warn',
@@ -147,7 +206,6 @@ export async function bundleBins(appDir) {
       format: 'esm',
       entryFileNames: '[name].js',
       chunkFileNames: `${CHUNK_PREFIX}[hash].js`,
-      banner: REQUIRE_SHIM,
     };
     // Twice: the first split shows what a start loads right after the entry (the entry's dynamic imports and
     // what they import); the second puts all of that in one file, since every file is one more read,
@@ -160,6 +218,7 @@ export async function bundleBins(appDir) {
         groups: [{ name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false }],
       },
     });
+    assertNoChunkCycle(output);
     const undeclared = undeclaredExternals(manifest, output);
     if (undeclared.length > 0) {
       throw new Error(
@@ -174,7 +233,8 @@ export async function bundleBins(appDir) {
     }
     mkdirSync(outdir, { recursive: true });
     for (const file of output) {
-      writeFileSync(join(outdir, file.fileName), file.type === 'chunk' ? file.code : file.source);
+      const text = file.type === 'chunk' ? requireBuiltins(file.code, file.fileName) : file.source;
+      writeFileSync(join(outdir, file.fileName), text);
     }
     for (const name of Object.keys(entries)) chmodSync(join(outdir, `${name}.js`), 0o755);
     return output

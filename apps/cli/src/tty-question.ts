@@ -4,12 +4,16 @@
  * stdin and stderr are a TTY, so scripts are never stopped by a question (they get a refusal saying why).
  */
 
+import { isatty } from 'node:tty';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { withSpinnersPaused } from './terminal-output.js';
 
-/** True when the CLI can ask the person: stdin and stderr are a terminal. */
+/**
+ * True when the CLI can ask the person: stdin and stderr are a terminal. Asked of the file descriptors, so
+ * that a command that never reads stdin does not set up its stream.
+ */
 export function canAskOnTty(): boolean {
-  return process.stdin.isTTY === true && process.stderr.isTTY === true;
+  return isatty(0) && isatty(2);
 }
 
 /** Reads one line from the terminal after `prompt`; ctrl+c or EOF is no answer (an empty line). */

@@ -11,16 +11,23 @@ import { BIN, type CliHome, createHome } from './harness.js';
 
 const DIST = dirname(BIN);
 
+/** The matches of `pattern`'s first group in `file`. */
+function importsOf(file: string, pattern: RegExp): string[] {
+  return [...readFileSync(join(DIST, file), 'utf8').matchAll(pattern)].map((m) => m[1] as string);
+}
+
+/** The files `file` imports statically. */
+function staticImportsOf(file: string): string[] {
+  return importsOf(file, /(?:from|import)\s*"\.\/([^"]+\.js)"/g);
+}
+
 /** The files a start loads: the entry's static imports, its dynamic import(s), and their static imports. */
 function startFiles(): string[] {
-  const importsOf = (file: string, pattern: RegExp) =>
-    [...readFileSync(join(DIST, file), 'utf8').matchAll(pattern)].map((m) => m[1] as string);
-  const staticImports = (file: string) => importsOf(file, /(?:from|import)\s*"\.\/([^"]+\.js)"/g);
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    for (const next of staticImports(file)) visit(next);
+    for (const next of staticImportsOf(file)) visit(next);
   };
   visit('bin.js');
   for (const lazy of importsOf('bin.js', /import\("\.\/([^"]+\.js)"\)/g)) visit(lazy);
@@ -47,6 +54,22 @@ describe("a client command's start", () => {
       ),
     );
     expect(heavy).toEqual([]);
+  });
+
+  it('imports no built-in as an ES module (each would build a facade running every lazy getter)', () => {
+    for (const file of startFiles()) {
+      const builtins = importsOf(file, /^import\b[^;]*?"(node:[^"]+)"/gm);
+      expect(
+        builtins.filter((specifier) => specifier !== 'node:module'),
+        file,
+      ).toEqual([]);
+    }
+  });
+
+  it('says its version without reading a package.json (the bundler wrote it in)', () => {
+    const files = ['bin.js', ...staticImportsOf('bin.js')];
+    for (const file of files)
+      expect(readFileSync(join(DIST, file), 'utf8'), file).not.toContain('package.json');
   });
 
   const homes: CliHome[] = [];
