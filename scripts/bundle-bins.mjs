@@ -206,6 +206,10 @@ export async function bundleBins(appDir) {
       format: 'esm',
       entryFileNames: '[name].js',
       chunkFileNames: `${CHUNK_PREFIX}[hash].js`,
+      // Pure ASCII, without the JSDoc (the sources have it): V8 keeps a file's source in memory as one byte per
+      // character then, not two (about 2 MB less for conch-mcp).
+      charset: 'ascii',
+      comments: { legal: true, annotation: true, jsdoc: false },
     };
     // Twice: the first split shows what a start loads right after the entry (the entry's dynamic imports and
     // what they import); the second puts all of that in one file, since every file is one more read,
