@@ -22,6 +22,13 @@ import { endOnlyWait, waitForCommand } from './waiter.js';
  */
 const SHELL_REPORTS_END_MS = 300;
 
+/**
+ * How long kill_process waits for the start marker of a typed command that has not been seen starting while
+ * a program holds the terminal (ms): the shell writes the marker before it runs the command, so when the
+ * command's own program holds the terminal, its marker is already written.
+ */
+const START_MARKER_GRACE_MS = 1000;
+
 /** What the launcher is built from. */
 export interface CommandLauncherOptions {
   clock: Clock;
@@ -51,10 +58,16 @@ export class CommandLauncher {
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
         if (!proc) return { result: 'already_exited', survivors: [] };
-        // Never started, and a program holds the terminal: that program is not the command's (a person's).
+        // Not seen starting, and a program holds the terminal: the command's own (the shell ran it, and the
+        // start marker it wrote first is still on its way) or a person's, whose program took or holds back
+        // the typed line. Only a marker that does not come says it is a person's: nothing of theirs is
+        // signalled then, and the command ends unstarted.
         if (command.awaitingStart && (await proc.foregroundIsOwn?.().catch(() => undefined)) === false) {
-          session.abandonUnstarted(command, 'killed');
-          return { result: 'killed', survivors: [] };
+          await session.lineRead(command, START_MARKER_GRACE_MS);
+          if (command.awaitingStart && !command.ended) {
+            session.abandonUnstarted(command, 'killed');
+            return { result: 'killed', survivors: [] };
+          }
         }
         const report: KillReport = proc.killJob
           ? await proc.killJob({ signal, graceMs, commandId: id })

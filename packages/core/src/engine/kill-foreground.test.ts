@@ -46,4 +46,23 @@ describe('kill_process on a foreground command', () => {
     expect(next).toMatchObject({ status: 'completed', output: 'after', exit_code: 0 });
     expect(shell.killed).toEqual(['SIGTERM', 'SIGINT']);
   });
+
+  it('kills a command the shell already runs although its start marker has not arrived yet', async () => {
+    const { clock, driver, manager } = createFakeEngine();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    driver.script('serve', (c) => c.onSignal(() => c.exit(143)));
+    // What the shell prints takes 200 ms to arrive; pause_timeout 0 returns as soon as the line is typed.
+    shell.outputDelayMs = 200;
+    const r = await settled(clock, manager.execute({ command: 'serve', pause_timeout: 0 }));
+    expect(r).toMatchObject({ status: 'partial', state: 'running' });
+    // The shell runs it: its program holds the terminal, the start marker still on its way.
+    shell.ownGroup = false;
+    const killed = await settled(clock, manager.killProcess({ command_id: r.command_id }));
+    expect(killed.result).toBe('killed');
+    expect(shell.killed).toEqual(['SIGTERM']);
+    shell.ownGroup = true;
+    const after = await settled(clock, manager.readOutput({ command_id: r.command_id, pause_timeout: 1 }));
+    expect(after).toMatchObject({ status: 'completed', state: 'killed', exit_code: 143 });
+  });
 });

@@ -868,6 +868,24 @@ export function describeDriverConformance(name: string, setup: ConformanceSetup)
         }
       });
 
+      it('kill_process right after a command returned at once kills that command, not nothing', async () => {
+        // pause_timeout 0 returns as soon as the line is typed: the shell may already run the command while
+        // its start marker is still on its way to conch.
+        for (let round = 0; round < 5; round++) {
+          const r = await run('sleep 300', { pause_timeout: 0 });
+          expect(r.status).toBe('partial');
+          expect((await manager.killProcess({ command_id: r.command_id, grace_s: 1 })).result).toBe('killed');
+          await waitFor(async () => (await setup.countWithCommandId(r.command_id)) === 0, {
+            timeoutMs: 5000,
+            what: `round ${round}: the killed sleep is gone`,
+          });
+          // The session is free again: the next command is typed into its shell and runs whole.
+          const next = await run(`echo round-${round}`, { pause_timeout: 5 });
+          expect(next, `round ${round}`).toMatchObject({ status: 'completed', output: `round-${round}` });
+          expect(next.isolated, `round ${round}`).toBeUndefined();
+        }
+      });
+
       it('kill_process on a shell loop ends the loop and frees the session', async () => {
         const r = await run('while true; do echo loop; sleep 0.2; done', { total_timeout: 0.5 });
         expect(r.status).toBe('partial');

@@ -105,6 +105,8 @@ class FakeProcess extends TerminalProcessBase {
   killed: string[] = [];
   /** How long `signal` takes to arrive on the fake clock (ms), as over a remote host's round trip. */
   signalDelayMs = 0;
+  /** How long what the shell prints takes to reach conch on the fake clock (ms), as under load. */
+  outputDelayMs = 0;
   /** The running command's signal listener (see {@link FakeCommandContext.onSignal}). */
   signalListener: ((signal: string) => void) | undefined;
   /** The running command's end, for a job kill without a signal listener. */
@@ -138,7 +140,12 @@ class FakeProcess extends TerminalProcessBase {
 
   emit(data: string | Uint8Array): void {
     if (this.hasExited) return;
-    this.deliver(typeof data === 'string' ? encoder.encode(data) : data);
+    const bytes = typeof data === 'string' ? encoder.encode(data) : data;
+    if (this.outputDelayMs > 0) {
+      this.clock.setTimeout(() => {
+        if (!this.hasExited) this.deliver(bytes);
+      }, this.outputDelayMs);
+    } else this.deliver(bytes);
   }
 
   /** The session shell's environment snapshot after a command's end: said written now, or held back. */
