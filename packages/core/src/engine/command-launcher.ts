@@ -23,9 +23,8 @@ import { endOnlyWait, waitForCommand } from './waiter.js';
 const SHELL_REPORTS_END_MS = 300;
 
 /**
- * How long kill_process waits for the start marker of a typed command that has not been seen starting while
- * a program holds the terminal (ms): the shell writes the marker before it runs the command, so when the
- * command's own program holds the terminal, its marker is already written.
+ * How long kill_process waits for the start marker of a typed command not seen starting yet (ms): the shell
+ * writes the marker before it runs the command, so a command it runs has its marker on the way.
  */
 const START_MARKER_GRACE_MS = 1000;
 
@@ -58,13 +57,18 @@ export class CommandLauncher {
       kill: async ({ signal, graceMs }) => {
         const proc = session.proc;
         if (!proc) return { result: 'already_exited', survivors: [] };
-        // Not seen starting, and a program holds the terminal: the command's own (the shell ran it, and the
-        // start marker it wrote first is still on its way) or a person's, whose program took or holds back
-        // the typed line. Only a marker that does not come says it is a person's: nothing of theirs is
-        // signalled then, and the command ends unstarted.
-        if (command.awaitingStart && (await proc.foregroundIsOwn?.().catch(() => undefined)) === false) {
+        // Not seen starting yet: the shell writes a command's start marker before it runs it, so a command
+        // the shell runs (its own program may already hold the terminal) has its marker on the way. Only a
+        // marker that does not come says the command never started: a person's program holds the terminal
+        // and took or holds back the line (nothing of theirs is signalled), or the shell never read it (the
+        // line is taken back, as Ctrl+C takes back what a terminal holds, so that it never runs). The command
+        // then ends unstarted.
+        if (command.awaitingStart) {
           await session.lineRead(command, START_MARKER_GRACE_MS);
           if (command.awaitingStart && !command.ended) {
+            if ((await proc.foregroundIsOwn?.().catch(() => undefined)) !== false) {
+              await proc.write('\x03', this.options.defaults.writeDeadlineMs).catch(() => {});
+            }
             session.abandonUnstarted(command, 'killed');
             return { result: 'killed', survivors: [] };
           }

@@ -65,4 +65,26 @@ describe('kill_process on a foreground command', () => {
     const after = await settled(clock, manager.readOutput({ command_id: r.command_id, pause_timeout: 1 }));
     expect(after).toMatchObject({ status: 'completed', state: 'killed', exit_code: 143 });
   });
+
+  it('takes back a line the shell never read, so that the killed command never runs', async () => {
+    const { clock, driver, manager } = createFakeEngine();
+    await settled(clock, manager.execute({ command: 'true' }));
+    const shell = driver.shells[0]!;
+    let ran = 0;
+    driver.script('serve', () => {
+      ran++;
+    });
+    // The shell is slow to read what is typed: the line waits in the terminal.
+    shell.holdLines = true;
+    const r = await settled(clock, manager.execute({ command: 'serve', pause_timeout: 0 }));
+    expect(r).toMatchObject({ status: 'partial', state: 'running' });
+    const killed = await settled(clock, manager.killProcess({ command_id: r.command_id }));
+    expect(killed.result).toBe('killed');
+    expect(shell.written.at(-1)).toBe('\x03');
+    shell.releaseLines();
+    const next = await settled(clock, manager.execute({ command: 'echo after' }));
+    expect(next).toMatchObject({ status: 'completed', output: 'after' });
+    expect(next.isolated).toBeUndefined();
+    expect(ran).toBe(0);
+  });
 });

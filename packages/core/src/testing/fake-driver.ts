@@ -181,8 +181,11 @@ class FakeProcess extends TerminalProcessBase {
     const text = new TextDecoder().decode(bytes);
     this.written.push(text);
     if (this.inputListener) this.inputListener(text);
-    else if (this.holdLines) this.heldLines.push(text);
-    else this.lineHandler?.(text);
+    else if (this.holdLines) {
+      // Ctrl+C makes a terminal drop what it holds for its reader.
+      if (text.includes('\x03')) this.heldLines.length = 0;
+      else this.heldLines.push(text);
+    } else this.lineHandler?.(text);
     return Promise.resolve();
   }
 
