@@ -15,6 +15,7 @@ import type {
   SpawnOptions,
   TerminalProcess,
 } from '../driver.js';
+import { SIGNAL_NAMES } from '../engine/session.js';
 import { ISOLATED_NONCE_ENV, MARKER_OSC } from '../shell/shell-integration.js';
 import { TerminalProcessBase } from '../terminal-process-base.js';
 
@@ -401,7 +402,7 @@ export class FakeDriver implements Driver {
       },
     };
     proc.signalListener = undefined;
-    proc.jobEnd = (signal) => ctx.exit(128 + (SIGNAL_NUMBERS[signal] ?? 15));
+    proc.jobEnd = (signal) => ctx.exit(statusOfSignal(signal));
     const script = this.scripts[text] ?? builtin(text);
     script(ctx);
   }
@@ -425,8 +426,11 @@ export class FakeDriver implements Driver {
   }
 }
 
-/** The numbers of the signals a fake job is killed with (its status is 128 + the number). */
-const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+/** The status of a job killed by `signal`, as a shell reports it: 128 + the signal's number (SIGTERM's if unknown). */
+function statusOfSignal(signal: string): number {
+  const entry = Object.entries(SIGNAL_NAMES).find(([, name]) => name === signal);
+  return 128 + (entry ? Number(entry[0]) : 15);
+}
 
 /** The fake shell's built-in commands: echo, printf-less basics, true/false, exit, cd, pwd, sleep. */
 function builtin(text: string): FakeCommand {
