@@ -18,7 +18,7 @@ export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 export const REPO_DIR = join(BENCH_DIR, '..');
 export const RESULTS_DIR = join(BENCH_DIR, 'results');
 export const RESULTS_FILE = join(RESULTS_DIR, 'latest.json');
-export const CONCH_MCP_BIN = join(REPO_DIR, 'apps', 'mcp-server', 'dist', 'bin.js');
+export const CONCH_MCP_BIN = join(REPO_DIR, 'apps', 'mcp-server', 'dist', 'bin.cjs');
 /**
  * Marker of one benchmark run, put into the environment of everything the run starts (run-all.mjs
  * sets it; a script run alone uses its own pid), so that leftovers can be found at the end.

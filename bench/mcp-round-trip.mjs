@@ -3,7 +3,7 @@
 // then the calls are interleaved round by round so that load on the machine hits them alike.
 // A server that is missing, cannot start or fails a call is skipped with a message.
 //
-// Usage: node mcp-round-trip.mjs   (conch-mcp must be built: apps/mcp-server/dist/bin.js)
+// Usage: node mcp-round-trip.mjs   (conch-mcp must be built: apps/mcp-server/dist/bin.cjs)
 
 import { leakCheck, ms, ratio, saveSection, stats, table, tempDir, withCap } from './lib.mjs';
 import { callShell, resultText, serverDefs, startServer, stopServer } from './servers.mjs';

@@ -7,7 +7,10 @@
 //     `execute {command: "true"}` answered (at most 300 ms), with the time to the `initialize` answer.
 // Each sample is one process, timed from spawn to exit (to the first result for conch-mcp). The CLI rows
 // rotate with the floor; conch-mcp's starts run after them, apart. The built bins are used
-// (apps/cli/dist/bin.js, apps/mcp-server/dist/bin.js); the daemon runs in a private CONCH_HOME.
+// (apps/cli/dist/bin.cjs, apps/mcp-server/dist/bin.cjs, the packages' bins); the daemon runs in a private
+// CONCH_HOME. The compile cache (in the private HOME) is written by the warm-up starts, as by a user's first
+// start; the rows "no compile cache" are the same starts with NODE_DISABLE_COMPILE_CACHE=1, which is what
+// the first start after an install or an upgrade costs (no target).
 //
 // Usage: node start.mjs [--quick]
 
@@ -31,7 +34,7 @@ import {
 const QUICK = process.argv.includes('--quick') || process.env.CONCH_BENCH_QUICK === '1';
 const ROUNDS = QUICK ? 30 : 80;
 const MCP_ROUNDS = QUICK ? 10 : 30;
-const CONCH_BIN = join(REPO_DIR, 'apps', 'cli', 'dist', 'bin.js');
+const CONCH_BIN = join(REPO_DIR, 'apps', 'cli', 'dist', 'bin.cjs');
 const FLOOR = 'node -e 0';
 /** The targets, as ratios to the floor (or absolute ms for conch-mcp). */
 const TARGETS = {
@@ -39,6 +42,9 @@ const TARGETS = {
   'conch exec -- true (warm daemon)': { ratio: 1.5 },
   'conch-mcp: spawn to first result': { ms: 300 },
 };
+/** The rows measured a second time without the compile cache (no target: an install's first start). */
+const EXEC_ROW = 'conch exec -- true';
+const MCP_ROW = 'conch-mcp: first result';
 
 for (const bin of [CONCH_BIN, CONCH_MCP_BIN]) {
   if (!existsSync(bin)) {
@@ -53,10 +59,13 @@ const conchHome = join(work.dir, 'conch-home');
 mkdirSync(home);
 const env = { ...process.env, HOME: home, CONCH_HOME: conchHome, NO_COLOR: '1' };
 
+/** The environment of a start without the compile cache (the first start after an install or upgrade). */
+const COLD = { ...env, NODE_DISABLE_COMPILE_CACHE: '1' };
+
 /** Spawns `args` with node and resolves when it has exited (it must exit 0). */
-function runNode(args) {
+function runNode(args, runEnv = env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, args, { env: runEnv, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d) => {
       stderr += d;
@@ -69,11 +78,11 @@ function runNode(args) {
 }
 
 /** conch-mcp from spawn to its `initialize` answer and to the first `execute true` result, in ms. */
-async function mcpFirstResult() {
+async function mcpFirstResult(runEnv = env) {
   const { results, times } = await mcpExchange({
     command: process.execPath,
     args: [CONCH_MCP_BIN],
-    env,
+    env: runEnv,
     requests: [{ method: 'tools/call', params: { name: 'execute', arguments: { command: 'true' } } }],
   });
   if (results[0]?.isError) throw new Error(`execute failed: ${JSON.stringify(results[0])}`);
@@ -92,6 +101,7 @@ try {
       [FLOOR]: () => runNode(['-e', '0']),
       'conch --version': () => runNode([CONCH_BIN, '--version']),
       'conch exec -- true (warm daemon)': () => runNode([CONCH_BIN, 'exec', '--', 'true']),
+      [`${EXEC_ROW}, no compile cache`]: () => runNode([CONCH_BIN, 'exec', '--', 'true'], COLD),
     },
     { warmup: 3, minRounds: ROUNDS, maxRounds: ROUNDS },
   );
@@ -104,6 +114,7 @@ try {
           initializeTimes.push(initialized);
           return first;
         },
+        [`${MCP_ROW}, no compile cache`]: async () => (await mcpFirstResult(COLD)).first,
       },
       { warmup: 2, minRounds: MCP_ROUNDS, maxRounds: MCP_ROUNDS },
     ),
@@ -139,7 +150,7 @@ try {
   );
   console.log(table(['candidate', 'median', 'p95', 'min', 'x node -e 0', 'target', '', 'n'], rows));
   console.log(
-    `  (conch-mcp: spawn to the initialize answer, median ${ms(init.median)} ms; then execute true. The daemon is warm;\n   the CLI and the server are the built bundles, apps/cli/dist/bin.js and apps/mcp-server/dist/bin.js)`,
+    `  (conch-mcp: spawn to the initialize answer, median ${ms(init.median)} ms; then execute true. The daemon is warm;\n   the CLI and the server are the built bundles, apps/cli/dist/bin.cjs and apps/mcp-server/dist/bin.cjs;\n   "no compile cache": NODE_DISABLE_COMPILE_CACHE=1, an install's first start)`,
   );
 } finally {
   spawnSync(process.execPath, [CONCH_BIN, 'daemon', 'stop'], { env, timeout: 15_000 });

@@ -18,7 +18,7 @@
 //      system calls per call of the server and of its shell (strace -c), see phases.mjs.
 //
 // Usage: node targets.mjs [--quick] [--only=round-trips,scale,flood,phases]
-//        (conch-mcp must be built: apps/mcp-server/dist/bin.js)
+//        (conch-mcp must be built: apps/mcp-server/dist/bin.cjs)
 
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';

@@ -182,7 +182,7 @@ function packageName(dir) {
 
 /** Whether the bundle of `appDir` is missing or older than a source it is made of. */
 function bundleStale(appDir) {
-  const bundle = join(root, appDir, 'dist', 'bin.js');
+  const bundle = join(root, appDir, 'dist', 'bin.cjs');
   if (!existsSync(bundle)) return true;
   const built = statSync(bundle).mtimeMs;
   const inputs = [

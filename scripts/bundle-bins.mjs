@@ -3,10 +3,15 @@
  * Bundles the `bin` entries of one app (apps/cli, apps/mcp-server, apps/opencode-bridge) with rolldown, so
  * that a command starts without resolving and compiling hundreds of module files:
  *
- * - the entry `dist/bin.js` holds what every start needs (`conch --version` nothing more); what the entry
- *   loads right after with `await import(…)` is one file (the main chunk), and what a command loads only
- *   when it runs (the daemon, `conch attach`, ssh2, the OpenCode SDK, the screen emulator) stays in files of
- *   its own (`dist/chunk-*.js`, next to the entry so that `import.meta.url` means the same in each);
+ * - the bundles are CommonJS (`dist/bin.cjs`, the package's `bin`, and `dist/chunk-*.cjs`): Node loads a
+ *   CommonJS file with less machinery than an ES module, and on Node 20, which has no compile cache of its
+ *   own, `@conch/node`'s `enableCompileCache` can keep V8's compiled code of CommonJS chunks between runs
+ *   (it cannot for ES modules). `dist/bin.js` stays as a two-line ES module that runs `bin.cjs`, for
+ *   configurations that name the old path;
+ * - the entry holds what every start needs (`conch --version` nothing more); what the entry loads right
+ *   after with `import(…)` is one file (the main chunk), and what a command loads only when it runs (the
+ *   daemon, `conch attach`, ssh2, the OpenCode SDK, the screen emulator) stays in files of its own, next to
+ *   the entry so that `import.meta.url` (`__filename` in CommonJS) means the same in each;
  * - the workspace packages are bundled from their sources (the `conch-source` condition), so a bin needs no
  *   built `dist/` of its dependencies;
  * - native modules stay external and load from node_modules when first used: the terminal binary
@@ -32,56 +37,15 @@ import { pathToFileURL } from 'node:url';
 /** Packages loaded from node_modules at run time instead of bundled (native code). */
 export const EXTERNAL = ['@lydell/node-pty', 'ssh2'];
 
+/** The id of rolldown's own helpers (`__toESM`, `__commonJSMin`, …). */
+const RUNTIME_MODULE = '\0rolldown/runtime';
+
 /** The prefix of the lazily loaded parts' file names in `dist/`. */
 const CHUNK_PREFIX = 'chunk-';
 
 /**
- * Node's built-ins are required, not imported: an ES import of a built-in builds a module facade of all its
- * exports, which runs every lazy getter (`import … from 'node:fs'` loads the streams) before the command
- * does anything; `require` hands over the same object without. `node:module`, which gives `createRequire`,
- * stays an import. (Bundled CommonJS code reaches built-ins through rolldown's own `__require`.)
- */
-const BUILTIN_IMPORT =
-  /^import\s+(?:([\w$]+)\s*(?:,\s*)?)?(?:\*\s+as\s+([\w$]+)\s*)?(?:\{([^}]*)\}\s*)?from\s*"(node:[\w/]+)";?[ \t]*$/gm;
-const BUILTIN_REQUIRE = '__conchBuiltin';
-const BUILTIN_REQUIRE_SHIM = `import { createRequire as __conchBuiltinRequire } from "node:module";\nconst ${BUILTIN_REQUIRE} = __conchBuiltinRequire(import.meta.url);\n`;
-
-/**
- * `code` with its imports of Node built-ins other than `node:module` turned into `require`s (see
- * {@link BUILTIN_IMPORT}). Throws when an import of a built-in is left in a shape this does not know.
- */
-export function requireBuiltins(code, fileName) {
-  let changed = false;
-  const out = code.replace(BUILTIN_IMPORT, (statement, defaultName, namespace, named, specifier) => {
-    if (specifier === 'node:module') return statement;
-    changed = true;
-    const call = `${BUILTIN_REQUIRE}(${JSON.stringify(specifier)})`;
-    const lines = [];
-    for (const name of [defaultName, namespace]) if (name) lines.push(`const ${name} = ${call};`);
-    const bindings = (named ?? '')
-      .split(',')
-      .map((b) => b.trim())
-      .filter(Boolean)
-      .map((b) => b.replace(/^([\w$]+)\s+as\s+([\w$]+)$/, '$1: $2'));
-    if (bindings.length > 0) lines.push(`const { ${bindings.join(', ')} } = ${call};`);
-    return lines.join(' ');
-  });
-  for (const match of out.matchAll(/^import\b[^;]*?["']([^"']+)["'];?[ \t]*$/gm)) {
-    const specifier = match[1];
-    if (specifier === 'node:module') continue;
-    if (specifier.startsWith('node:') || builtinModules.includes(specifier)) {
-      throw new Error(`${fileName}: an import of a built-in is left as an import: ${match[0]}`);
-    }
-  }
-  if (!changed) return out;
-  // After the shebang, if any; imports are hoisted, and the consts come before any code of the file.
-  const shebang = /^#!.*\n/.exec(out)?.[0] ?? '';
-  return `${shebang}${BUILTIN_REQUIRE_SHIM}${out.slice(shebang.length)}`;
-}
-
-/**
- * Fails when output files import each other in a cycle: a file's built-ins are bound when its own code
- * runs (see {@link requireBuiltins}), so no file may run code of another before that file's code has run.
+ * Fails when output files require each other in a cycle: a CommonJS file required while it is still running
+ * hands over its exports half made.
  */
 function assertNoChunkCycle(output) {
   const chunks = new Map(output.filter((c) => c.type === 'chunk').map((c) => [c.fileName, c]));
@@ -100,6 +64,29 @@ function assertNoChunkCycle(output) {
   for (const name of chunks.keys()) if (!state.has(name)) visit(name, []);
 }
 
+/**
+ * The text of `dist/<name>.js`: the bin's old path, kept for configurations that name it (an MCP client's
+ * `args`), which runs the CommonJS bin. An ES module, as the package's `.js` files are.
+ */
+export function esmDoor(name) {
+  return `#!/usr/bin/env node\n// The ES-module path of this bin, kept for configurations that name it: it runs ./${name}.cjs.\nimport './${name}.cjs';\n`;
+}
+
+/**
+ * An entry's code without the bare `require("./chunk-….cjs");` of a chunk that the entry also loads lazily.
+ * The bundler puts its helpers in the main chunk at times and then requires that chunk at the entry's top,
+ * binding nothing; the entry would then load the main chunk before it runs at all, which costs
+ * `conch --version` the whole program and leaves the main chunk out of the compile cache (turned on by the
+ * entry's code). The lazy `require` loads it anyway, right after the entry's code has run.
+ */
+export function deferLazyRequires(chunk) {
+  const bare = new Set(chunk.dynamicImports.map((lazy) => `require(${JSON.stringify(`./${lazy}`)});`));
+  return chunk.code
+    .split('\n')
+    .filter((line) => !bare.has(line))
+    .join('\n');
+}
+
 /** The package name of an import specifier (`@scope/name/sub` → `@scope/name`). */
 function packageOf(specifier) {
   const parts = specifier.split('/');
@@ -114,13 +101,13 @@ function isExternal(specifier) {
   );
 }
 
-/** The `src/*.ts` entries of an app's `bin` map (`./dist/bin.js` → `src/bin.ts`), by output name. */
+/** The `src/*.ts` entries of an app's `bin` map (`./dist/bin.cjs` → `src/bin.ts`), by output name. */
 function binEntries(manifest, appDir) {
   const bins = typeof manifest.bin === 'string' ? [manifest.bin] : Object.values(manifest.bin ?? {});
   const entries = {};
   for (const bin of bins) {
-    const match = /^(?:\.\/)?dist\/(.+)\.js$/.exec(bin);
-    if (!match) throw new Error(`${manifest.name}: bin ${bin} is not a dist/*.js file`);
+    const match = /^(?:\.\/)?dist\/(.+)\.cjs$/.exec(bin);
+    if (!match) throw new Error(`${manifest.name}: bin ${bin} is not a dist/*.cjs file`);
     entries[match[1]] = join(appDir, 'src', `${match[1]}.ts`);
   }
   return entries;
@@ -203,9 +190,11 @@ export async function bundleBins(appDir) {
   try {
     const options = {
       dir: outdir,
-      format: 'esm',
-      entryFileNames: '[name].js',
-      chunkFileNames: `${CHUNK_PREFIX}[hash].js`,
+      format: 'cjs',
+      entryFileNames: '[name].cjs',
+      chunkFileNames: `${CHUNK_PREFIX}[hash].cjs`,
+      // `import('node:readline')` as require: the compile cache's scripts have no loader for import().
+      dynamicImportInCjs: false,
       // Pure ASCII, without the JSDoc (the sources have it): V8 keeps a file's source in memory as one byte per
       // character then, not two (about 2 MB less for conch-mcp).
       charset: 'ascii',
@@ -219,7 +208,12 @@ export async function bundleBins(appDir) {
     const { output } = await bundle.generate({
       ...options,
       codeSplitting: {
-        groups: [{ name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false }],
+        groups: [
+          // The bundler's helpers, which the entry needs too: a file of their own, so that the entry does not
+          // load the main chunk before it has turned the compile cache on.
+          { name: 'runtime', test: (id) => id.startsWith(RUNTIME_MODULE) },
+          { name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false },
+        ],
       },
     });
     assertNoChunkCycle(output);
@@ -232,15 +226,19 @@ export async function bundleBins(appDir) {
     // Replace the previous bundle's lazy parts (their names change with their content).
     if (existsSync(outdir)) {
       for (const file of readdirSync(outdir)) {
-        if (file.startsWith(CHUNK_PREFIX) && file.endsWith('.js')) rmSync(join(outdir, file));
+        if (file.startsWith(CHUNK_PREFIX) && /\.c?js$/.test(file)) rmSync(join(outdir, file));
       }
     }
     mkdirSync(outdir, { recursive: true });
     for (const file of output) {
-      const text = file.type === 'chunk' ? requireBuiltins(file.code, file.fileName) : file.source;
+      const text = file.type !== 'chunk' ? file.source : file.isEntry ? deferLazyRequires(file) : file.code;
       writeFileSync(join(outdir, file.fileName), text);
     }
-    for (const name of Object.keys(entries)) chmodSync(join(outdir, `${name}.js`), 0o755);
+    for (const name of Object.keys(entries)) {
+      chmodSync(join(outdir, `${name}.cjs`), 0o755);
+      writeFileSync(join(outdir, `${name}.js`), esmDoor(name));
+      chmodSync(join(outdir, `${name}.js`), 0o755);
+    }
     return output
       .filter((chunk) => chunk.type === 'chunk')
       .map((chunk) => ({

@@ -4,4 +4,4 @@
 import { bootstrap } from './bootstrap.mjs';
 
 await bootstrap('server');
-await import('../apps/mcp-server/dist/bin.js');
+await import('../apps/mcp-server/dist/bin.cjs');

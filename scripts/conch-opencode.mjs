@@ -5,4 +5,4 @@
 import { bootstrap } from './bootstrap.mjs';
 
 await bootstrap('bridge');
-await import('../apps/opencode-bridge/dist/bin.js');
+await import('../apps/opencode-bridge/dist/bin.cjs');

@@ -4,4 +4,4 @@
 import { bootstrap } from './bootstrap.mjs';
 
 await bootstrap('cli');
-await import('../apps/cli/dist/bin.js');
+await import('../apps/cli/dist/bin.cjs');

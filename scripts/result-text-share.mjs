@@ -45,7 +45,7 @@ const TASKS = [
 
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [join(root, 'apps', 'mcp-server', 'dist', 'bin.js')],
+  args: [join(root, 'apps', 'mcp-server', 'dist', 'bin.cjs')],
   env: { ...process.env, HOME: home },
   stderr: 'ignore',
 });

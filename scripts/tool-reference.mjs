@@ -30,7 +30,7 @@ const transport = new StdioClientTransport({
   command: process.execPath,
   // A configured container engine (it need not run) lists create_container, which needs one.
   args: [
-    join(root, 'apps', 'mcp-server', 'dist', 'bin.js'),
+    join(root, 'apps', 'mcp-server', 'dist', 'bin.cjs'),
     '--opencode-bin',
     opencode,
     '--docker-host',

@@ -1,56 +1,54 @@
-// The bundler's rewrite of imports of Node's built-ins into requires (scripts/bundle-bins.mjs): every
-// shape rolldown writes becomes the same bindings, `node:module` and other files' imports stay, and a
-// shape it does not know fails the build instead of being left as a slow import.
+// Two rewrites of the bundler's output (scripts/bundle-bins.mjs): an entry loses the bare require of a chunk
+// it also loads lazily (so that the entry runs before the main chunk loads), and the old ES-module path of a
+// bin runs the CommonJS bin.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { requireBuiltins } from '../bundle-bins.mjs';
+import { deferLazyRequires, esmDoor } from '../bundle-bins.mjs';
 
-const SHIM =
-  'import { createRequire as __conchBuiltinRequire } from "node:module";\nconst __conchBuiltin = __conchBuiltinRequire(import.meta.url);\n';
-
-describe('requireBuiltins', () => {
-  test('named, renamed, default, namespace and default-plus-named imports become requires', () => {
-    const code = [
-      'import { readFileSync, writeFileSync as write } from "node:fs";',
-      'import path from "node:path";',
-      'import * as os from "node:os";',
-      'import events, { once } from "node:events";',
-      'use(readFileSync, write, path, os, events, once);',
-    ].join('\n');
-    expect(requireBuiltins(code, 'x.js')).toBe(
-      `${SHIM}${[
-        'const { readFileSync, writeFileSync: write } = __conchBuiltin("node:fs");',
-        'const path = __conchBuiltin("node:path");',
-        'const os = __conchBuiltin("node:os");',
-        'const events = __conchBuiltin("node:events"); const { once } = __conchBuiltin("node:events");',
-        'use(readFileSync, write, path, os, events, once);',
-      ].join('\n')}`,
-    );
-  });
-
-  test('keeps the shebang first, and node:module and other files as imports', () => {
+describe('deferLazyRequires', () => {
+  test('drops the bare require of a lazily loaded chunk, and only that', () => {
     const code = [
       '#!/usr/bin/env node',
-      'import module from "node:module";',
-      'import { t as VERSION } from "./chunk-a.js";',
-      'import { join } from "node:path";',
-      'use(module, VERSION, join);',
+      'require("./chunk-main.cjs");',
+      'require("./chunk-runtime.cjs");',
+      'const helper = require("./chunk-main.cjs");',
+      'start();',
+      'Promise.resolve().then(() => require("./chunk-main.cjs")).then(run);',
     ].join('\n');
-    const out = requireBuiltins(code, 'bin.js');
-    expect(out.startsWith(`#!/usr/bin/env node\n${SHIM}`)).toBe(true);
-    expect(out).toContain('import module from "node:module";');
-    expect(out).toContain('import { t as VERSION } from "./chunk-a.js";');
-    expect(out).toContain('const { join } = __conchBuiltin("node:path");');
-  });
-
-  test('a file without built-in imports is left as it is', () => {
-    const code = 'import { a } from "./chunk-b.js";\nuse(a);';
-    expect(requireBuiltins(code, 'x.js')).toBe(code);
-  });
-
-  test('an import of a built-in in a shape it does not know fails, naming the file and the import', () => {
-    expect(() => requireBuiltins('import "node:fs";\n', 'odd.js')).toThrow(
-      'odd.js: an import of a built-in is left as an import: import "node:fs";',
+    const out = deferLazyRequires({ code, dynamicImports: ['chunk-main.cjs'] });
+    expect(out).toBe(
+      [
+        '#!/usr/bin/env node',
+        'require("./chunk-runtime.cjs");',
+        'const helper = require("./chunk-main.cjs");',
+        'start();',
+        'Promise.resolve().then(() => require("./chunk-main.cjs")).then(run);',
+      ].join('\n'),
     );
-    expect(() => requireBuiltins('import { x } from "fs";\n', 'bare.js')).toThrow(/bare\.js/);
+  });
+
+  test('an entry without lazy chunks is left as it is', () => {
+    const code = 'require("./chunk-a.cjs");\nuse();';
+    expect(deferLazyRequires({ code, dynamicImports: [] })).toBe(code);
+  });
+});
+
+describe('esmDoor', () => {
+  test("runs the CommonJS bin from the package's ES-module path, with its arguments", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conch-esm-door-'));
+    try {
+      writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
+      writeFileSync(join(dir, 'tool.cjs'), 'process.stdout.write(JSON.stringify(process.argv.slice(2)));\n');
+      writeFileSync(join(dir, 'tool.js'), esmDoor('tool'));
+      chmodSync(join(dir, 'tool.js'), 0o755);
+      const run = spawnSync(process.execPath, [join(dir, 'tool.js'), 'a', '--b'], { encoding: 'utf8' });
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual(['a', '--b']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

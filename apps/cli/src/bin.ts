@@ -2,6 +2,7 @@
 /**
  * `conch`: the command line. See `program.ts` and docs/cli.md. `conch --version` answers before the
  * program (commander and the commands) is loaded: a version check should cost what starting node costs.
+ * No top-level await: the bundle is CommonJS (scripts/bundle-bins.mjs).
  */
 import { enableCompileCache } from '@conch/node';
 import { CLI_VERSION } from './version.js';
@@ -11,20 +12,21 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
   // What commander prints for the same flags.
   process.stdout.write(`${CLI_VERSION}\n`);
 } else {
-  // The program is loaded after the compile cache is on (Node 22+), so that it is compiled once.
-  enableCompileCache();
-  const { runCli } = await import('./program.js');
-  runCli(argv).then(
-    (code) => {
-      process.exitCode = code;
-      // Let stdout drain, then leave even if a handle (a finished daemon socket) lingers.
-      process.stdout.write('', () => process.exit(code));
-    },
-    (error: unknown) => {
-      process.stderr.write(
-        `conch: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-      );
-      process.exit(1);
-    },
-  );
+  // The program is loaded after the compile cache is on, so that it is compiled once.
+  enableCompileCache(import.meta.url);
+  import('./program.js')
+    .then(({ runCli }) => runCli(argv))
+    .then(
+      (code) => {
+        process.exitCode = code;
+        // Let stdout drain, then leave even if a handle (a finished daemon socket) lingers.
+        process.stdout.write('', () => process.exit(code));
+      },
+      (error: unknown) => {
+        process.stderr.write(
+          `conch: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+        );
+        process.exit(1);
+      },
+    );
 }

@@ -28,8 +28,8 @@ const DAEMON_START_TIMEOUT_MS = 15_000;
 /** How long a stopping daemon may take to exit (its own deadline is 5 s). */
 const DAEMON_STOP_TIMEOUT_MS = 10_000;
 
-/** The built CLI entry (`dist/bin.js`), which runs the daemon with `daemon run`. */
-const BIN = fileURLToPath(new URL('./bin.js', import.meta.url));
+/** The built CLI (`dist/bin.cjs`, the package's bin), which runs the daemon with `daemon run`. */
+const BIN = fileURLToPath(new URL('./bin.cjs', import.meta.url));
 
 /** Polls `check` until it is true or `timeoutMs` passes; resolves with the last answer. */
 async function waitFor(check: () => Promise<boolean> | boolean, timeoutMs: number): Promise<boolean> {

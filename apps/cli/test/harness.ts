@@ -15,8 +15,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-/** The built CLI. */
-export const BIN = resolve(here, '../dist/bin.js');
+/** The built CLI (the package's bin). */
+export const BIN = resolve(here, '../dist/bin.cjs');
 
 /** Fails early when the CLI has not been built. */
 export function assertBuilt(): void {

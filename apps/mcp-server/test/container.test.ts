@@ -1,5 +1,5 @@
 /**
- * `create_container` end to end: the REAL built server (`dist/bin.js`) over stdio, driven by the SDK's
+ * `create_container` end to end: the REAL built server (`dist/bin.cjs`) over stdio, driven by the SDK's
  * Client, against a REAL container engine (Podman's Docker-compatible service, started by the test on a
  * private socket with private storage, `@conch/container/testing`) and a test image imported from a root
  * file system built on this machine. Sessions in a created container (cd and export persist, exit codes,

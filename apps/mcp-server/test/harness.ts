@@ -1,5 +1,5 @@
 /**
- * A small harness for integration tests against the REAL built server (`dist/bin.js`) over real stdio,
+ * A small harness for integration tests against the REAL built server (`dist/bin.cjs`) over real stdio,
  * driven by the MCP SDK's own `Client` and `StdioClientTransport`.
  *
  *   const h = await startServer({ args: ['--log-level', 'debug'] });
@@ -28,7 +28,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** The package root (apps/mcp-server). */
 export const PACKAGE_DIR = resolve(here, '..');
 /** The built server. */
-export const BIN = resolve(PACKAGE_DIR, 'dist/bin.js');
+export const BIN = resolve(PACKAGE_DIR, 'dist/bin.cjs');
 
 /** Fails early with a clear message when the server has not been built. */
 export function assertBuilt(): void {

@@ -1,5 +1,5 @@
 /**
- * The compatibility profiles end to end: the REAL built server (`dist/bin.js`) over stdio under
+ * The compatibility profiles end to end: the REAL built server (`dist/bin.cjs`) over stdio under
  * `--profile desktop-commander | astonish | ollama-code`, called with the original tools' names and the
  * argument values of their own documentation, checking the original result shapes and each behaviour
  * conch fixes. (interminal, which needs an sshd, is in profile-interminal.test.ts.)

@@ -1,5 +1,5 @@
 /**
- * `connect_ssh` end to end: the REAL built server (`dist/bin.js`) over stdio, driven by the SDK's Client,
+ * `connect_ssh` end to end: the REAL built server (`dist/bin.cjs`) over stdio, driven by the SDK's Client,
  * against a REAL OpenSSH server from `@conch/ssh/testing` (a test user, client and host keys, sshd on
  * 127.0.0.1). Host-key policies (accept-new, strict, a changed key, ask with and without elicitation),
  * authentication failures, unreachable hosts, the operator's policy restriction, secrets, and cleanup.

@@ -21,9 +21,9 @@ import { isAlive } from '@conch/node/testing';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The built `conch-mcp`. */
-export const SERVER_BIN = resolve(here, '../dist/bin.js');
+export const SERVER_BIN = resolve(here, '../dist/bin.cjs');
 /** The built `conch` CLI (its daemon and relay). */
-export const CLI_BIN = resolve(here, '../../cli/dist/bin.js');
+export const CLI_BIN = resolve(here, '../../cli/dist/bin.cjs');
 const SOCKET_PIPE = resolve(here, 'fixtures/socket-pipe.mjs');
 
 /** Which door a test speaks to. */

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
-const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/bin.js');
+const BIN = resolve(dirname(fileURLToPath(import.meta.url)), '../dist/bin.cjs');
 
 let model: FakeModel;
 let env: OpencodeTestEnv;

@@ -112,14 +112,14 @@ const PACKAGES: Record<string, Pin> = {
   'apps/mcp-server': {
     name: '@conch/mcp-server',
     exports: ['./package.json'],
-    bin: { 'conch-mcp': './dist/bin.js' },
+    bin: { 'conch-mcp': './dist/bin.cjs' },
     dependencies: ['@conch/mcp', '@conch/node', '@lydell/node-pty', 'ssh2'],
     layer: 5,
   },
   'apps/cli': {
     name: '@conch/cli',
     exports: ['.'],
-    bin: { conch: './dist/bin.js' },
+    bin: { conch: './dist/bin.cjs' },
     dependencies: [
       '@conch/core',
       '@conch/delegate',
@@ -138,7 +138,7 @@ const PACKAGES: Record<string, Pin> = {
   'apps/opencode-bridge': {
     name: '@conch/opencode-bridge',
     exports: ['.'],
-    bin: { 'conch-opencode': './dist/bin.js' },
+    bin: { 'conch-opencode': './dist/bin.cjs' },
     dependencies: [
       '@conch/core',
       '@conch/delegate',

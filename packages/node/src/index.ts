@@ -5,8 +5,13 @@
  * instance, and home-path expansion.
  */
 
-/** V8's compile cache for the bins (Node 22.1+; nothing on Node 20), in a private directory. */
-export { compileCacheDir, enableCompileCache } from './compile-cache.js';
+/** V8's compile cache for the bins (Node's own on 22.1+, the bins' chunks on Node 20), in a private directory. */
+export {
+  type CompileCacheStats,
+  compileCacheDir,
+  compileCacheStats,
+  enableCompileCache,
+} from './compile-cache.js';
 /** Options for {@link FileSpillStore}: directory, per-command cap, write batch size. */
 export type { FileSpillStoreOptions } from './file-spill-store.js';
 /**
