@@ -37,9 +37,6 @@ import { pathToFileURL } from 'node:url';
 /** Packages loaded from node_modules at run time instead of bundled (native code). */
 export const EXTERNAL = ['@lydell/node-pty', 'ssh2'];
 
-/** The id of rolldown's own helpers (`__toESM`, `__commonJSMin`, …). */
-const RUNTIME_MODULE = '\0rolldown/runtime';
-
 /** The prefix of the lazily loaded parts' file names in `dist/`. */
 const CHUNK_PREFIX = 'chunk-';
 
@@ -208,12 +205,7 @@ export async function bundleBins(appDir) {
     const { output } = await bundle.generate({
       ...options,
       codeSplitting: {
-        groups: [
-          // The bundler's helpers, which the entry needs too: a file of their own, so that the entry does not
-          // load the main chunk before it has turned the compile cache on.
-          { name: 'runtime', test: (id) => id.startsWith(RUNTIME_MODULE) },
-          { name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false },
-        ],
+        groups: [{ name: 'main', test: (id) => main.has(id), includeDependenciesRecursively: false }],
       },
     });
     assertNoChunkCycle(output);
