@@ -1,12 +1,16 @@
 // Two rewrites of the bundler's output (scripts/bundle-bins.mjs): an entry loses the bare require of a chunk
 // it also loads lazily (so that the entry runs before the main chunk loads), and the old ES-module path of a
-// bin runs the CommonJS bin.
+// bin runs the CommonJS bin. Then the built bins themselves: each entry loads nothing but the bundler's
+// helpers before its own code runs (which turns the compile cache on), and its main chunk only lazily.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { deferLazyRequires, esmDoor } from '../bundle-bins.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('deferLazyRequires', () => {
   test('drops the bare require of a lazily loaded chunk, and only that', () => {
@@ -51,4 +55,31 @@ describe('esmDoor', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('the built bins', () => {
+  for (const app of ['cli', 'mcp-server', 'opencode-bridge']) {
+    test(`${app}: the entry requires only the bundler's helpers before it runs, and its main chunk lazily`, () => {
+      const manifest = JSON.parse(readFileSync(join(ROOT, 'apps', app, 'package.json'), 'utf8'));
+      const bins = Object.values(manifest.bin);
+      expect(bins).toEqual(['./dist/bin.cjs']);
+      const dist = join(ROOT, 'apps', app, 'dist');
+      expect(existsSync(join(dist, 'bin.cjs')), `${app} is built`).toBe(true);
+      const entry = readFileSync(join(dist, 'bin.cjs'), 'utf8');
+      const atTop = [
+        ...entry.matchAll(/^(?:(?:const|let|var) [\w$]+ = )?require\("\.\/(chunk-[^"]+)"\);$/gm),
+      ].map((m) => m[1]);
+      const lazy = [
+        ...entry.matchAll(/Promise\.resolve\(\)\.then\(\(\) => require\("\.\/(chunk-[^"]+)"\)\)/g),
+      ].map((m) => m[1]);
+      expect(lazy).toHaveLength(1);
+      expect(atTop).not.toContain(lazy[0]);
+      for (const file of atTop) {
+        const modules = [...readFileSync(join(dist, file), 'utf8').matchAll(/^\/\/ (\S+)$/gm)].map(
+          (m) => m[1],
+        );
+        expect(modules, file).toEqual([String.raw`\0rolldown/runtime.js`]);
+      }
+    });
+  }
 });
