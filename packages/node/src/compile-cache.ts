@@ -47,7 +47,7 @@ const WRITE_AFTER_MS = 3000;
 /** At most this many entries stay in the Node 20 cache's directory (old builds' chunks go first). */
 const MAX_ENTRIES = 200;
 
-/** What the Node 20 cache did in this process (for tests and `--log-level debug`). */
+/** What the compile cache did in this process (for tests and diagnosis). */
 export interface CompileCacheStats {
   /** `'node'` (Node's own cache), `'chunks'` (the Node 20 cache of the bin's chunks) or `'off'`. */
   readonly mode: 'node' | 'chunks' | 'off';
