@@ -4,7 +4,7 @@
  * program (commander and the commands) is loaded: a version check should cost what starting node costs.
  * No top-level await: the bundle is CommonJS (scripts/bundle-bins.mjs).
  */
-import { enableCompileCache } from '@conch/node';
+import { enableCompileCache, fatalLine } from '@conch/node';
 import { CLI_VERSION } from './version.js';
 
 const argv = process.argv.slice(2);
@@ -23,9 +23,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
         process.stdout.write('', () => process.exit(code));
       },
       (error: unknown) => {
-        process.stderr.write(
-          `conch: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-        );
+        process.stderr.write(fatalLine('conch', error));
         process.exit(1);
       },
     );

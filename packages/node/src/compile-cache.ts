@@ -59,7 +59,7 @@ export interface CompileCacheStats {
   readonly written: number;
 }
 
-let stats: { mode: CompileCacheStats['mode']; hits: number; misses: number; written: number } = {
+const stats: { -readonly [K in keyof CompileCacheStats]: CompileCacheStats[K] } = {
   mode: 'off',
   hits: 0,
   misses: 0,
@@ -84,7 +84,7 @@ export function enableCompileCache(binUrl: string): void {
       const dir = compileCacheDir();
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       enable(dir);
-      stats = { ...stats, mode: 'node' };
+      stats.mode = 'node';
       return;
     }
     cacheChunks(dirname(fileURLToPath(binUrl)));
@@ -144,7 +144,7 @@ function cacheChunks(binDir: string): void {
     const require = Module.createRequire(filename);
     return wrapper.call(this.exports, this.exports, require, this, filename, binDir);
   };
-  stats = { ...stats, mode: 'chunks' };
+  stats.mode = 'chunks';
   const write = () => {
     if (pending.size === 0) return;
     try {

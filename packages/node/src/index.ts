@@ -55,8 +55,8 @@ export {
   removeDeadInstanceDirs,
   unmarkInstanceDir,
 } from './server-instance.js';
-/** The start of a server bin: compile cache, its main loaded lazily, its exit code, a fatal error printed. */
-export { type ServerMain, startServerBin } from './start-server-bin.js';
+/** The start of a server bin (compile cache, its main loaded lazily, its exit code), and a bin's fatal-error line. */
+export { fatalLine, type ServerMain, startServerBin } from './start-server-bin.js';
 /** Options for {@link XtermScreenRenderer} (scrollback). */
 export type { XtermScreenOptions } from './xterm-screen.js';
 /**

@@ -11,6 +11,11 @@ export interface ServerMain {
   main(argv: string[]): Promise<number>;
 }
 
+/** The line a bin prints for an error that ends it: `NAME: fatal: ` and the error's stack (or the value). */
+export function fatalLine(name: string, error: unknown): string {
+  return `${name}: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`;
+}
+
 /**
  * Starts the server bin `name` whose own `import.meta.url` is `binUrl`; `load` imports its main module (an
  * `import()` in the bin itself, so that the bundler keeps the server's code out of the entry).
@@ -22,9 +27,7 @@ export function startServerBin(name: string, binUrl: string, load: () => Promise
     .then(
       (code) => process.exit(code),
       (error: unknown) => {
-        process.stderr.write(
-          `${name}: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-        );
+        process.stderr.write(fatalLine(name, error));
         process.exit(1);
       },
     );
